@@ -1,0 +1,3 @@
+import CMicroHTTPD
+import CZlib
+let _x = pt_mhd_yes()

@@ -1,0 +1,2 @@
+import CLibPQ
+func _f() { _ = PQlibVersion() }

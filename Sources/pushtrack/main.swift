@@ -1,0 +1,2 @@
+import PushTrackServer
+print(placeholder)
