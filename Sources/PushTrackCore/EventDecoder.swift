@@ -1,0 +1,453 @@
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+
+/// Turns an ingestion request body into valid events and per-event rejections
+/// (DESIGN.md section 2).
+///
+/// A request is refused whole (``DecodeError``) only when it is not JSON, not an event shape, or
+/// too large; otherwise every event is judged on its own. An event gets at most one
+/// ``Rejection``: the first rule it breaks, checking fields in the order of the design table
+/// (`pageId`, `category`, `action`, `label`, `messageId`, `campaignId`, `deviceId`, `appActive`,
+/// `source`, `eventId`, `timestamp`, `properties`).
+///
+/// Field rules beyond the table:
+/// - `null` counts as absent, and so does `""` for optional strings (old clients send
+///   `"messageId": ""` for pushes without an id). Unknown fields are ignored.
+/// - Lengths count Characters. No string may contain U+0000, which PostgreSQL cannot store;
+///   identifiers (`pageId`, `category`, `action`, `messageId`, `campaignId`, `deviceId`,
+///   `source`, `eventId`) may not contain any control character, so the U+001F separator of
+///   ``ValidEvent/reportKey`` cannot be forged. `label` and `properties` may hold newlines.
+/// - `pageId` and `category` must not be empty or only whitespace.
+/// - `appActive` is a boolean; from old clients `0`/`1` and `"true"`/`"false"` are accepted too.
+/// - `timestamp` (and the batch's `sentAt`) is an RFC 3339 date-time with an offset
+///   (see ``RFC3339``), or epoch milliseconds as an integer or a string of digits (clients that
+///   stringify every value), between 1970 and 9999.
+/// - `properties` is an object of at most ``IngestLimits/maxPropertiesBytes`` serialized; its
+///   strings and keys may not hold U+0000 and its numbers must fit a Double, because it is stored
+///   as PostgreSQL `jsonb`.
+/// - `sentAt` is read from a batch object, or from a single event object (as Segment does); an
+///   array of events has none. An invalid `sentAt` refuses the whole request (`notAnEvent`): the
+///   skew correction of every event depends on it, and guessing would store wrong times silently.
+public enum EventDecoder {
+    /// The categories of push events; every other category is a generic event.
+    public static let pushCategories: Set<String> = ["push_arrival", "push_click", "push_dismiss"]
+
+    /// The longest value of each string field, in Characters.
+    public enum FieldLimit {
+        public static let pageId = 64
+        public static let category = 64
+        public static let action = 64
+        public static let label = 512
+        public static let messageId = 128
+        public static let campaignId = 128
+        public static let deviceId = 128
+        public static let source = 32
+        public static let eventId = 128
+    }
+
+    /// Decodes one request body.
+    /// - Parameters:
+    ///   - context: the device as the request headers describe it.
+    ///   - receivedAt: when the server received the request: the default event time and the
+    ///     reference for skew correction and the future / too-old checks.
+    public static func decode(
+        _ body: [UInt8], context: DeviceContext, receivedAt: Date, limits: IngestLimits
+    ) throws(DecodeError) -> DecodedBatch {
+        let root: JSONValue
+        do {
+            root = try JSONParser.parse(body)
+        } catch {
+            throw .notJSON(error.description)
+        }
+
+        let items: [JSONValue]
+        var sentAt: RFC3339.Instant? = nil
+        switch root {
+        case .array(let elements):
+            items = elements
+        case .object:
+            if case .array(let elements)? = root["events"] {
+                items = elements
+            } else {
+                items = [root]
+            }
+            // A single event object may carry its own sentAt, as in Segment's track calls.
+            if let value = root["sentAt"], !value.isNull {
+                do {
+                    sentAt = try parseTime(value, field: "sentAt")
+                } catch {
+                    throw .notAnEvent(error.message)
+                }
+            }
+        default:
+            throw .notAnEvent(
+                "the body must be an event object, a batch {\"sentAt\": …, \"events\": […]} "
+                    + "or an array of events, not \(describe(root))")
+        }
+        guard !items.isEmpty else { throw .notAnEvent("the batch holds no events") }
+        guard items.count <= limits.maxEventsPerBatch else {
+            throw .tooManyEvents(count: items.count, limit: limits.maxEventsPerBatch)
+        }
+
+        let check = EventCheck(
+            context: context.sanitized(), receivedAt: receivedAt, sentAt: sentAt, limits: limits)
+        var events: [ValidEvent] = []
+        events.reserveCapacity(items.count)
+        var rejected: [Rejection] = []
+        for (index, item) in items.enumerated() {
+            do {
+                events.append(try check.validate(item, index: index))
+            } catch {
+                rejected.append(Rejection(index: index, code: error.code, message: error.message))
+            }
+        }
+        return DecodedBatch(
+            events: events, rejected: rejected, total: items.count, sentAt: sentAt?.date)
+    }
+
+    /// Reads a `timestamp` or `sentAt` value.
+    static func parseTime(_ value: JSONValue, field: String) throws(FieldFailure)
+        -> RFC3339.Instant
+    {
+        let rule =
+            "\(field) must be an RFC 3339 date-time with an offset (e.g. 2026-11-29T08:00:00.123Z) "
+            + "or integer epoch milliseconds"
+        switch value {
+        case .string(let text):
+            if let instant = RFC3339.parseInstant(text) { return instant }
+            if let milliseconds = digitsValue(text), let instant = instant(milliseconds) {
+                return instant
+            }
+            throw FieldFailure(.invalidTimestamp, "\(rule); got \(quoted(text))")
+        case .number(let number):
+            if let milliseconds = number.int64, let instant = instant(milliseconds) {
+                return instant
+            }
+            throw FieldFailure(
+                .invalidTimestamp, "\(rule) from 1970 to 9999; got \(number.literal.prefix(32))")
+        default:
+            throw FieldFailure(.invalidType, "\(rule); got \(describe(value))")
+        }
+    }
+
+    private static func instant(_ milliseconds: Int64) -> RFC3339.Instant? {
+        guard milliseconds >= 0, milliseconds <= RFC3339.maxEpochMilliseconds else { return nil }
+        return RFC3339.Instant(
+            seconds: milliseconds / 1000, nanoseconds: milliseconds % 1000 * 1_000_000)
+    }
+
+    /// The value of a string of 1 to 18 ASCII digits.
+    private static func digitsValue(_ text: String) -> Int64? {
+        let utf8 = text.utf8
+        guard (1...18).contains(utf8.count) else { return nil }
+        var value: Int64 = 0
+        for byte in utf8 {
+            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
+        }
+        return value
+    }
+
+    static func describe(_ value: JSONValue) -> String {
+        switch value {
+        case .null: return "null"
+        case .bool(let flag): return "the boolean \(flag)"
+        case .number(let number): return "the number \(number.literal.prefix(32))"
+        case .string: return "a string"
+        case .array: return "an array"
+        case .object: return "an object"
+        }
+    }
+
+    /// A string as a JSON literal for a message (control characters escaped), shortened so
+    /// that rejections stay small.
+    static func quoted(_ text: String) -> String {
+        let shown = text.count <= 40 ? text : text.prefix(40) + "…"
+        return String(decoding: JSONValue.string(shown).serialized(), as: UTF8.self)
+    }
+}
+
+/// The first rule an event breaks.
+struct FieldFailure: Error {
+    var code: RejectionCode
+    var message: String
+
+    init(_ code: RejectionCode, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// The per-request state every event is checked against.
+private struct EventCheck {
+    let context: DeviceContext
+    let receivedAt: Date
+    let sentAt: RFC3339.Instant?
+    let limits: IngestLimits
+
+    func validate(_ value: JSONValue, index: Int) throws(FieldFailure) -> ValidEvent {
+        guard case .object(let members) = value else {
+            throw FieldFailure(
+                .notAnObject, "event must be a JSON object, not \(EventDecoder.describe(value))")
+        }
+        // One pass over the members; null counts as absent.
+        var pageIdValue: JSONValue? = nil
+        var categoryValue: JSONValue? = nil
+        var actionValue: JSONValue? = nil
+        var labelValue: JSONValue? = nil
+        var messageIdValue: JSONValue? = nil
+        var campaignIdValue: JSONValue? = nil
+        var deviceIdValue: JSONValue? = nil
+        var appActiveValue: JSONValue? = nil
+        var sourceValue: JSONValue? = nil
+        var eventIdValue: JSONValue? = nil
+        var timestampValue: JSONValue? = nil
+        var propertiesValue: JSONValue? = nil
+        for (key, member) in members {
+            if case .null = member { continue }
+            switch key {
+            case "pageId": pageIdValue = member
+            case "category": categoryValue = member
+            case "action": actionValue = member
+            case "label": labelValue = member
+            case "messageId": messageIdValue = member
+            case "campaignId": campaignIdValue = member
+            case "deviceId": deviceIdValue = member
+            case "appActive": appActiveValue = member
+            case "source": sourceValue = member
+            case "eventId": eventIdValue = member
+            case "timestamp": timestampValue = member
+            case "properties": propertiesValue = member
+            default: break
+            }
+        }
+
+        typealias Limit = EventDecoder.FieldLimit
+        let pageId = try required(pageIdValue, "pageId", limit: Limit.pageId)
+        let category = try required(categoryValue, "category", limit: Limit.category)
+        let isPush = EventDecoder.pushCategories.contains(category)
+        let action = try optional(actionValue, "action", limit: Limit.action)
+        let label = try optional(labelValue, "label", limit: Limit.label, identifier: false)
+        let messageId = try messageIdString(messageIdValue)
+        let campaignId = try optional(campaignIdValue, "campaignId", limit: Limit.campaignId)
+        let eventDeviceId = try optional(deviceIdValue, "deviceId", limit: Limit.deviceId)
+        let appActive = try appActiveFlag(appActiveValue)
+        let source = try optional(sourceValue, "source", limit: Limit.source)
+        let eventId = try optional(eventIdValue, "eventId", limit: Limit.eventId)
+        let timestamp = try timestampValue.map { (value) throws(FieldFailure) in
+            try EventDecoder.parseTime(value, field: "timestamp")
+        }
+        let properties = try serializedProperties(propertiesValue)
+
+        let deviceId = eventDeviceId ?? context.deviceId
+        if isPush && deviceId == nil {
+            throw FieldFailure(
+                .missingDeviceId,
+                "deviceId is required for push events, in the event or in the Device-Info header")
+        }
+
+        var event = ValidEvent(
+            index: index, pageId: pageId, category: category, eventTime: receivedAt)
+        event.action = action
+        event.label = label
+        event.messageId = messageId
+        event.campaignId = campaignId
+        event.deviceId = deviceId
+        event.appActive = appActive
+        event.source = source
+        event.eventId = eventId
+        event.properties = properties
+        event.platform = context.platform
+        event.osVersion = context.osVersion
+        event.appVersion = context.appVersion
+        event.build = context.build
+        event.locale = context.locale
+        event.notificationsEnabled = context.notificationsEnabled
+        (event.eventTime, event.timeFlag) = effectiveTime(timestamp)
+        event.clientTime = timestamp?.date
+
+        if let eventId {
+            event.reportKey = "e:" + eventId
+        } else if isPush, let deviceId, let timestamp {
+            let tail = "\u{1F}\(deviceId)\u{1F}\(category)\u{1F}\(timestamp.epochMilliseconds)"
+            if let messageId {
+                event.reportKey = "k:" + messageId + tail
+            } else {
+                event.reportKey = "l:" + (label ?? "") + tail
+            }
+        }
+        return event
+    }
+
+    /// The effective time and its flag (see ``TimeFlag``).
+    func effectiveTime(_ timestamp: RFC3339.Instant?) -> (Date, TimeFlag?) {
+        guard let timestamp else { return (receivedAt, .defaulted) }
+        var time = timestamp.date
+        var flag: TimeFlag? = nil
+        if let sentAt {
+            // receivedAt − (sentAt − timestamp), with the difference taken exactly.
+            let nanoseconds =
+                (timestamp.seconds - sentAt.seconds) * 1_000_000_000
+                + (timestamp.nanoseconds - sentAt.nanoseconds)
+            time = receivedAt.addingTimeInterval(Double(nanoseconds) / 1_000_000_000)
+            flag = .skewCorrected
+        }
+        if time.timeIntervalSince(receivedAt) > limits.futureTolerance {
+            return (receivedAt, .future)
+        }
+        if receivedAt.timeIntervalSince(time) > limits.retention {
+            return (receivedAt, .tooOld)
+        }
+        return (time, flag)
+    }
+
+    // MARK: Field rules
+
+    func required(_ value: JSONValue?, _ field: String, limit: Int) throws(FieldFailure) -> String {
+        guard let value else { throw FieldFailure(.missingField, "\(field) is required") }
+        guard case .string(let text) = value else {
+            throw FieldFailure(
+                .invalidType, "\(field) must be a string, not \(EventDecoder.describe(value))")
+        }
+        if text.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+            throw FieldFailure(.emptyValue, "\(field) must not be empty")
+        }
+        try checkContent(text, field, limit: limit, identifier: true)
+        return text
+    }
+
+    func optional(_ value: JSONValue?, _ field: String, limit: Int, identifier: Bool = true)
+        throws(FieldFailure) -> String?
+    {
+        guard let value else { return nil }
+        guard case .string(let text) = value else {
+            throw FieldFailure(
+                .invalidType, "\(field) must be a string, not \(EventDecoder.describe(value))")
+        }
+        if text.isEmpty { return nil }
+        try checkContent(text, field, limit: limit, identifier: identifier)
+        return text
+    }
+
+    func checkContent(_ text: String, _ field: String, limit: Int, identifier: Bool)
+        throws(FieldFailure)
+    {
+        switch Self.firstControlCharacter(text) {
+        case nil:
+            break
+        case 0?:
+            throw FieldFailure(
+                .invalidValue,
+                "\(field) must not contain U+0000 (NUL), which PostgreSQL text cannot store")
+        case _? where identifier:
+            throw FieldFailure(.invalidValue, "\(field) must not contain control characters")
+        case _?:
+            if text.utf8.contains(0) {
+                throw FieldFailure(
+                    .invalidValue,
+                    "\(field) must not contain U+0000 (NUL), which PostgreSQL text cannot store")
+            }
+        }
+        // A Character takes at least one byte: count Characters only when the bytes could exceed.
+        if text.utf8.count > limit {
+            let count = text.count
+            if count > limit {
+                throw FieldFailure(
+                    .tooLong, "\(field) must be at most \(limit) characters (got \(count))")
+            }
+        }
+    }
+
+    /// The first byte of `text` that is a C0 control character or DEL, if any.
+    static func firstControlCharacter(_ text: String) -> UInt8? {
+        var text = text
+        return text.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte < ASCII.space || byte == ASCII.delete { return byte }
+                index += 1
+            }
+            return nil
+        }
+    }
+
+    func messageIdString(_ value: JSONValue?) throws(FieldFailure) -> String? {
+        guard let value else { return nil }
+        if case .number(let number) = value {
+            guard let integer = number.int64 else {
+                throw FieldFailure(
+                    .invalidType,
+                    "messageId must be a string or an integer, not \(EventDecoder.describe(value))"
+                )
+            }
+            return String(integer)
+        }
+        guard case .string = value else {
+            throw FieldFailure(
+                .invalidType,
+                "messageId must be a string or an integer, not \(EventDecoder.describe(value))")
+        }
+        return try optional(value, "messageId", limit: EventDecoder.FieldLimit.messageId)
+    }
+
+    func appActiveFlag(_ value: JSONValue?) throws(FieldFailure) -> Bool? {
+        guard let value else { return nil }
+        if let flag = DeviceContext.lenientBool(value) { return flag }
+        let rule = "appActive must be a boolean (0/1 and \"true\"/\"false\" are also accepted)"
+        switch value {
+        case .number, .string:
+            throw FieldFailure(.invalidValue, "\(rule), not \(EventDecoder.describe(value))")
+        default:
+            throw FieldFailure(.invalidType, "\(rule), not \(EventDecoder.describe(value))")
+        }
+    }
+
+    func serializedProperties(_ value: JSONValue?) throws(FieldFailure) -> [UInt8]? {
+        guard let value else { return nil }
+        guard case .object = value else {
+            throw FieldFailure(
+                .invalidType, "properties must be an object, not \(EventDecoder.describe(value))")
+        }
+        let bytes = value.serialized()
+        if bytes.count > limits.maxPropertiesBytes {
+            throw FieldFailure(
+                .propertiesTooLarge,
+                "properties must be at most \(limits.maxPropertiesBytes) bytes serialized "
+                    + "(got \(bytes.count))")
+        }
+        try checkStorable(value)
+        return bytes
+    }
+
+    /// What `jsonb` refuses: U+0000 anywhere, numbers beyond the range of a Double.
+    func checkStorable(_ value: JSONValue) throws(FieldFailure) {
+        switch value {
+        case .string(let text):
+            if text.utf8.contains(0) {
+                throw FieldFailure(
+                    .invalidValue,
+                    "properties must not contain U+0000 (NUL), which PostgreSQL cannot store")
+            }
+        case .number(let number):
+            if !number.isRepresentableAsDouble {
+                throw FieldFailure(
+                    .invalidValue,
+                    "properties numbers must be within the range of a double, not "
+                        + "\(number.literal.prefix(32))")
+            }
+        case .array(let elements):
+            for element in elements { try checkStorable(element) }
+        case .object(let members):
+            for member in members {
+                try checkStorable(.string(member.key))
+                try checkStorable(member.value)
+            }
+        case .null, .bool:
+            break
+        }
+    }
+}
