@@ -2,27 +2,73 @@
 #define PUSHTRACK_CMICROHTTPD_SHIM_H
 #include <stdarg.h>
 #include <stdint.h>
+#include <string.h>
+#include <errno.h>
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <microhttpd.h>
 
+/// The daemon flags the server always uses: one internal polling thread per pool worker, an
+/// inter-thread channel (needed by `MHD_quiesce_daemon` and by resuming from other threads) and
+/// suspend/resume for handlers that answer later.
+///
+/// poll(), not epoll: with epoll worker threads, `MHD_quiesce_daemon` races the workers to
+/// remove the listening socket from their epoll sets and the loser calls MHD_PANIC
+/// ("Failed to remove listen FD from epoll set"), which aborted the process under load in our
+/// shutdown tests (libmicrohttpd 0.9.75). The poll() workers are only signalled.
+static inline unsigned int pt_mhd_server_flags(void) {
+    return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC
+        | MHD_ALLOW_SUSPEND_RESUME;
+}
+
 /// `MHD_start_daemon` is variadic and not imported by Swift: this fixes the option list the
-/// server uses. A limit of 0 leaves libmicrohttpd's default for that option.
+/// server uses. `bind_address` is a numeric IPv4 or IPv6 address, or NULL for every IPv4
+/// interface. A `connection_memory_limit` of 0 leaves libmicrohttpd's default. Returns NULL with
+/// `errno` set on failure (EINVAL for an unparsable address; the bind's errno otherwise).
 static inline struct MHD_Daemon *pt_mhd_start(
-    unsigned int flags, uint16_t port,
+    unsigned int flags, uint16_t port, const char *bind_address,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
     unsigned int thread_pool_size, unsigned int connection_limit,
     unsigned int connection_timeout_seconds, size_t connection_memory_limit)
 {
+    struct sockaddr_in v4;
+    struct sockaddr_in6 v6;
+    struct MHD_OptionItem optional[3];
+    int count = 0;
+    memset(&v4, 0, sizeof v4);
+    memset(&v6, 0, sizeof v6);
+    if (bind_address != NULL) {
+        if (inet_pton(AF_INET, bind_address, &v4.sin_addr) == 1) {
+            v4.sin_family = AF_INET;
+            v4.sin_port = htons(port);
+            optional[count++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &v4 };
+        } else if (inet_pton(AF_INET6, bind_address, &v6.sin6_addr) == 1) {
+            v6.sin6_family = AF_INET6;
+            v6.sin6_port = htons(port);
+            flags |= MHD_USE_IPv6;
+            optional[count++] = (struct MHD_OptionItem){ MHD_OPTION_SOCK_ADDR, 0, &v6 };
+        } else {
+            errno = EINVAL;
+            return NULL;
+        }
+    }
+    if (connection_memory_limit > 0) {
+        optional[count++] = (struct MHD_OptionItem){
+            MHD_OPTION_CONNECTION_MEMORY_LIMIT, (intptr_t)connection_memory_limit, NULL };
+    }
+    optional[count++] = (struct MHD_OptionItem){ MHD_OPTION_END, 0, NULL };
+    errno = 0;
     return MHD_start_daemon(
         flags, port, NULL, NULL, handler, handler_context,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, connection_memory_limit,
+        MHD_OPTION_ARRAY, optional,
         MHD_OPTION_END);
 }
 
@@ -32,6 +78,20 @@ static inline uint16_t pt_mhd_bound_port(struct MHD_Daemon *daemon) {
     return info == NULL ? 0 : info->port;
 }
 
+/// The socket of a connection (`MHD_get_connection_info` is variadic), or -1.
+static inline int pt_mhd_connection_fd(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info == NULL ? -1 : info->connect_fd;
+}
+
+/// A response holding its own copy of `size` bytes of `buffer`.
+static inline struct MHD_Response *pt_mhd_response_copying(size_t size, const void *buffer) {
+    return MHD_create_response_from_buffer(size, (void *)buffer, MHD_RESPMEM_MUST_COPY);
+}
+
 static inline int pt_mhd_yes(void) { return MHD_YES; }
 static inline int pt_mhd_no(void) { return MHD_NO; }
+static inline enum MHD_ValueKind pt_mhd_header_kind(void) { return MHD_HEADER_KIND; }
+static inline enum MHD_ValueKind pt_mhd_argument_kind(void) { return MHD_GET_ARGUMENT_KIND; }
 #endif

@@ -1,0 +1,451 @@
+import CMicroHTTPD
+import Foundation
+import Synchronization
+
+// The one file that touches libmicrohttpd. Raw pointers (the daemon, connections, C strings)
+// never leave it: the rest of the module sees `HTTPRequest`, `HTTPResponse` and `HTTPResponder`.
+
+private let mhdYes = MHD_Result(rawValue: 1)!
+private let mhdNo = MHD_Result(rawValue: 0)!
+
+/// Owns one `MHD_Daemon`, started in `init` and stopped exactly once.
+final class MicroHTTPDaemon: Sendable {
+    /// The port the listening socket is bound to.
+    let port: UInt16
+    let context: ServerContext
+    private struct Handle {
+        /// nil once stopped. Only used under the lock, so `stop` cannot race `quiesce`.
+        var daemon: OpaquePointer?
+        /// The listening socket handed back by `MHD_quiesce_daemon`, closed after the stop.
+        var quiescedSocket: Int32?
+    }
+    private let handle: Mutex<Handle>
+
+    init(configuration: HTTPServerConfiguration, router: Router) throws(HTTPServerError) {
+        try configuration.validate()
+        let context = ServerContext(router: router, maxBodyBytes: configuration.maxBodyBytes)
+        let opaqueContext = Unmanaged.passUnretained(context).toOpaque()
+        let start = { (address: UnsafePointer<CChar>?) in
+            pt_mhd_start(
+                pt_mhd_server_flags(), configuration.port, address,
+                accessHandler, opaqueContext, requestCompleted, opaqueContext,
+                UInt32(configuration.threads), UInt32(configuration.connectionLimit),
+                UInt32(configuration.connectionTimeoutSeconds), 0)
+        }
+        let daemon =
+            if let address = configuration.bindAddress { start(address) } else { start(nil) }
+        guard let daemon else {
+            let code = errno
+            switch code {
+            case EADDRINUSE: throw .portInUse(configuration.port)
+            case EACCES: throw .permissionDenied(configuration.port)
+            default: throw .startFailed(errno: code)
+            }
+        }
+        self.context = context
+        self.port = pt_mhd_bound_port(daemon)
+        self.handle = Mutex(Handle(daemon: daemon))
+    }
+
+    deinit {
+        stop()
+    }
+
+    /// Stops accepting connections: new clients are refused at once instead of waiting in the
+    /// backlog. Open connections keep being served.
+    func quiesce() {
+        handle.withLock { handle in
+            guard let daemon = handle.daemon, handle.quiescedSocket == nil else { return }
+            let socket = MHD_quiesce_daemon(daemon)
+            guard socket >= 0 else { return }
+            // Shut down, not closed: a worker may still be in poll() on it until it sees the
+            // quiesce signal, and a closed descriptor number could be reused under it. A shut
+            // down listening socket stops listening, so the kernel refuses new connections.
+            Glibc.shutdown(socket, Int32(SHUT_RDWR))
+            handle.quiescedSocket = socket
+        }
+    }
+
+    /// Answers every request still waiting for its handler with 503, gives the answers up to
+    /// `flushing` to be sent, then stops the daemon and its threads and closes every
+    /// connection. Later calls do nothing.
+    ///
+    /// libmicrohttpd aborts the process when stopped with a suspended connection, so none may
+    /// remain: after `closing` is set no connection is suspended any more, and every one
+    /// suspended before is resumed by its 503.
+    func stop(flushing: Duration = .zero) {
+        let taken = handle.withLock { handle in
+            defer { handle = Handle() }
+            return handle
+        }
+        guard let daemon = taken.daemon else { return }
+        context.closing.store(true, ordering: .sequentiallyConsistent)
+        context.answerUnanswered(with: ServerContext.shuttingDown)
+        _ = waitUntil(ContinuousClock.now + flushing) {
+            context.inFlight.load(ordering: .sequentiallyConsistent) == 0
+        }
+        MHD_stop_daemon(daemon)
+        if let socket = taken.quiescedSocket { close(socket) }
+    }
+}
+
+/// What every callback of one daemon shares.
+final class ServerContext: Sendable {
+    let router: Router
+    let maxBodyBytes: Int
+    /// Requests whose header block has arrived and whose connection has not completed them.
+    let inFlight = Atomic<Int>(0)
+    /// Set when shutdown begins: responses then carry `Connection: close`.
+    let draining = Atomic<Bool>(false)
+    /// Set just before the daemon stops: handlers that do not answer at once get a 503 instead
+    /// of a suspended connection.
+    let closing = Atomic<Bool>(false)
+
+    /// The answer for requests the server gives up on because it is stopping.
+    static let shuttingDown = HTTPResponse.error(
+        status: 503, error: "shutting_down", message: "The server is shutting down.",
+        headers: [("Retry-After", "1")])
+    private let live = Mutex<[ObjectIdentifier: RequestContext]>([:])
+
+    init(router: Router, maxBodyBytes: Int) {
+        self.router = router
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    fileprivate func began(_ request: RequestContext) {
+        live.withLock { $0[ObjectIdentifier(request)] = request }
+        inFlight.add(1, ordering: .sequentiallyConsistent)
+    }
+
+    fileprivate func ended(_ request: RequestContext) {
+        live.withLock { $0[ObjectIdentifier(request)] = nil }
+        inFlight.subtract(1, ordering: .sequentiallyConsistent)
+    }
+
+    /// Answers every request whose handler has not answered yet with `response`, resuming the
+    /// suspended ones; requests still receiving their body are left to the daemon's stop.
+    func answerUnanswered(with response: HTTPResponse) {
+        let requests = live.withLock { Array($0.values) }
+        for request in requests { request.respond(response) }
+    }
+}
+
+/// The state of one request from its header block to the connection completing it.
+///
+/// The I/O thread that owns the connection drives it through `receiving`, `handling` and
+/// either `answered` or `suspended`; `respond` may come from any thread at any point, and the
+/// lock decides who queues the response and whether the connection must be resumed.
+final class RequestContext: Sendable {
+    enum Phase {
+        /// Body bytes are still arriving.
+        case receiving
+        /// The handler is running on the I/O thread.
+        case handling
+        /// The handler returned without answering; the connection is suspended.
+        case suspended
+        /// A response waits for the I/O thread to queue it.
+        case ready(HTTPResponse)
+        /// A response was queued (or the connection is being dropped).
+        case answered
+        /// libmicrohttpd completed the request; the connection pointer is gone.
+        case closed
+    }
+
+    struct State {
+        var phase = Phase.receiving
+        var body: [UInt8] = []
+        /// Valid until `requestCompleted`, which clears it under the lock.
+        var connection: ConnectionHandle?
+    }
+
+    let receivedAt = Date()
+    let state: Mutex<State>
+
+    init(connection: OpaquePointer) {
+        state = Mutex(State(connection: ConnectionHandle(pointer: connection)))
+    }
+
+    /// The responder's target: the first answer wins, later ones are ignored.
+    func respond(_ response: HTTPResponse) {
+        state.withLock { state in
+            switch state.phase {
+            case .handling:
+                // Still inside the handler on the I/O thread, which queues it when it returns.
+                state.phase = .ready(response)
+            case .suspended:
+                state.phase = .ready(response)
+                // Under the lock: the I/O thread suspended before setting `.suspended`, and the
+                // completion callback cannot clear the pointer while we hold the lock.
+                if let connection = state.connection { MHD_resume_connection(connection.pointer) }
+            case .receiving, .ready, .answered, .closed:
+                break
+            }
+        }
+    }
+}
+
+/// A connection pointer that may cross threads.
+///
+/// `@unchecked Sendable`: libmicrohttpd allows `MHD_resume_connection` from any thread, and the
+/// pointer is only read under its request's lock, which `requestCompleted` takes to clear it
+/// before libmicrohttpd frees the connection.
+struct ConnectionHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+// MARK: - Callbacks (plain functions: libmicrohttpd calls them on its own threads)
+
+/// libmicrohttpd's access handler, called once when the header block has arrived, once per
+/// piece of body, once when the body is complete, and again after every resume.
+private func accessHandler(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
+    _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+    _ uploadDataSize: UnsafeMutablePointer<Int>?,
+    _ requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+) -> MHD_Result {
+    guard let cls, let connection, let uploadDataSize, let requestSlot else { return mhdNo }
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+
+    guard let existing = requestSlot.pointee else {
+        let request = RequestContext(connection: connection)
+        requestSlot.pointee = Unmanaged.passRetained(request).toOpaque()
+        server.began(request)
+        guard let length = contentLength(connection) else { return mhdYes }
+        guard length <= server.maxBodyBytes else {
+            // Answering before the body is read: libmicrohttpd skips `100 Continue`, never
+            // reads the body and closes the connection after the response.
+            request.state.withLock { $0.phase = .answered }
+            return queue(tooLarge(server.maxBodyBytes), on: connection, closing: true)
+        }
+        if length > 0 { request.state.withLock { $0.body.reserveCapacity(length) } }
+        return mhdYes
+    }
+    let request = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
+
+    if uploadDataSize.pointee > 0 {
+        let piece = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
+        uploadDataSize.pointee = 0
+        let fits = request.state.withLock { state -> Bool in
+            guard state.body.count + piece.count <= server.maxBodyBytes else {
+                state.phase = .answered
+                state.body = []
+                return false
+            }
+            state.body.append(contentsOf: piece)
+            return true
+        }
+        if fits { return mhdYes }
+        // libmicrohttpd 0.9.75 refuses to queue a response while the body is still arriving,
+        // so the fixed 413 is written straight to the socket and the connection dropped.
+        writeAndDrop(tooLarge(server.maxBodyBytes), on: connection)
+        return mhdNo
+    }
+
+    enum Next {
+        case dispatch([UInt8])
+        case send(HTTPResponse)
+        case wait
+    }
+    let next = request.state.withLock { state -> Next in
+        switch state.phase {
+        case .receiving:
+            state.phase = .handling
+            return .dispatch(state.body.take())
+        case .ready(let response):
+            state.phase = .answered
+            return .send(response)
+        case .handling, .suspended, .answered, .closed:
+            return .wait
+        }
+    }
+    switch next {
+    case .wait:
+        return mhdYes
+    case .send(let response):
+        return queue(response, on: connection, closing: server.draining.load(ordering: .relaxed))
+    case .dispatch(let body):
+        let httpRequest = makeRequest(
+            connection: connection, method: method, url: url, body: body,
+            receivedAt: request.receivedAt)
+        server.router.handle(httpRequest, responder: HTTPResponder(request.respond))
+        let answer = request.state.withLock { state -> HTTPResponse? in
+            if case .ready(let response) = state.phase {
+                state.phase = .answered
+                return response
+            }
+            // Checked under the lock that `stop` takes to resume suspended requests: either this
+            // suspension happens first and `stop` resumes it, or no suspension happens.
+            if server.closing.load(ordering: .sequentiallyConsistent) {
+                state.phase = .answered
+                return ServerContext.shuttingDown
+            }
+            // Suspending under the lock, before `respond` can see `.suspended` and resume.
+            MHD_suspend_connection(connection)
+            state.phase = .suspended
+            return nil
+        }
+        guard let answer else { return mhdYes }
+        return queue(answer, on: connection, closing: server.draining.load(ordering: .relaxed))
+    }
+}
+
+/// Called when libmicrohttpd is done with a request: sent, failed, timed out or shut down.
+private func requestCompleted(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ requestSlot: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ reason: MHD_RequestTerminationCode
+) {
+    guard let cls, let requestSlot, let existing = requestSlot.pointee else { return }
+    requestSlot.pointee = nil
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    let request = Unmanaged<RequestContext>.fromOpaque(existing).takeRetainedValue()
+    request.state.withLock { state in
+        state.phase = .closed
+        state.connection = nil
+        state.body = []
+    }
+    server.ended(request)
+}
+
+// MARK: - Requests and responses
+
+private func makeRequest(
+    connection: OpaquePointer, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
+    body: [UInt8], receivedAt: Date
+) -> HTTPRequest {
+    let headers = values(of: connection, kind: pt_mhd_header_kind())
+    var query: [String: String] = [:]
+    for (name, value) in values(of: connection, kind: pt_mhd_argument_kind()) {
+        query[name] = value
+    }
+    return HTTPRequest(
+        method: method.map { String(cString: $0).uppercased() } ?? "GET",
+        // libmicrohttpd has already cut the query string off and percent-decoded the path.
+        path: url.map { String(cString: $0) } ?? "/",
+        query: query, headers: HTTPHeaders(headers), body: body, receivedAt: receivedAt)
+}
+
+/// Collects the values of one kind (headers, query arguments) in the order received.
+private final class ValueCollector {
+    var values: [(name: String, value: String)] = []
+}
+
+private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(
+    name: String, value: String
+)] {
+    let collector = ValueCollector()
+    withExtendedLifetime(collector) {
+        _ = MHD_get_connection_values_n(
+            connection, kind,
+            { cls, _, key, keySize, value, valueSize in
+                guard let cls, let key else { return MHD_Result(rawValue: 1)! }
+                let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
+                let name = String(
+                    decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+                let text =
+                    value.map {
+                        String(
+                            decoding: UnsafeRawBufferPointer(start: $0, count: valueSize),
+                            as: UTF8.self)
+                    } ?? ""
+                collector.values.append((name, text))
+                return MHD_Result(rawValue: 1)!
+            }, Unmanaged.passUnretained(collector).toOpaque())
+    }
+    return collector.values
+}
+
+private func contentLength(_ connection: OpaquePointer) -> Int? {
+    let name = "Content-Length"
+    var length = 0
+    var value: UnsafePointer<CChar>?
+    guard
+        MHD_lookup_connection_value_n(
+            connection, pt_mhd_header_kind(), name, name.utf8.count, &value, &length)
+            == mhdYes,
+        let value
+    else { return nil }
+    let text = String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
+    // An unparsable or overflowing length is left to libmicrohttpd, which rejects it.
+    return Int(text.trimmingCharacters(in: .whitespaces))
+}
+
+private func tooLarge(_ limit: Int) -> HTTPResponse {
+    .error(
+        status: 413, error: "payload_too_large",
+        message: "The request body exceeds the limit of \(limit) bytes.")
+}
+
+/// Hands `response` to libmicrohttpd, which copies it, sets `Content-Length` and sends it
+/// after the access handler returns.
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool)
+    -> MHD_Result
+{
+    let created = response.body.withUnsafeBytes { bytes in
+        pt_mhd_response_copying(bytes.count, bytes.baseAddress)
+    }
+    guard let created else { return mhdNo }
+    defer { MHD_destroy_response(created) }
+    var hasConnectionHeader = false
+    for (name, value) in response.headers {
+        let lowered = name.lowercased()
+        if lowered == "content-length" { continue }
+        if lowered == "connection" { hasConnectionHeader = true }
+        // A name or value with CR/LF is refused here, which keeps header injection out.
+        _ = MHD_add_response_header(created, name, value)
+    }
+    if closing && !hasConnectionHeader {
+        _ = MHD_add_response_header(created, "Connection", "close")
+    }
+    let status = (100...999).contains(response.status) ? response.status : 500
+    return MHD_queue_response(connection, UInt32(status), created)
+}
+
+/// Writes a complete `Connection: close` response directly to the connection's socket; the
+/// caller then returns `MHD_NO` so that libmicrohttpd closes the connection.
+private func writeAndDrop(_ response: HTTPResponse, on connection: OpaquePointer) {
+    let socket = pt_mhd_connection_fd(connection)
+    guard socket >= 0 else { return }
+    var head = "HTTP/1.1 \(response.status) \(reasonPhrase(response.status))\r\n"
+    for (name, value) in response.headers { head += "\(name): \(value)\r\n" }
+    head += "Content-Length: \(response.body.count)\r\nConnection: close\r\n\r\n"
+    let bytes = Array(head.utf8) + response.body
+    var sent = 0
+    while sent < bytes.count {
+        // The socket is non-blocking; a short error response fits the send buffer of a fresh
+        // connection, and on EAGAIN the client only loses the explanation, not correctness.
+        let written = bytes[sent...].withUnsafeBytes {
+            send(socket, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL))
+        }
+        if written > 0 {
+            sent += written
+        } else if written < 0 && errno == EINTR {
+            continue
+        } else {
+            return
+        }
+    }
+}
+
+private func reasonPhrase(_ status: Int) -> String {
+    MHD_get_reason_phrase_for(UInt32(status)).map { String(cString: $0) } ?? "Unknown"
+}
+
+/// Polls `condition` every 5 ms until it holds or `deadline` passes; true when it held.
+func waitUntil(_ deadline: ContinuousClock.Instant, for condition: () -> Bool) -> Bool {
+    while !condition() {
+        if ContinuousClock.now >= deadline { return false }
+        Thread.sleep(forTimeInterval: 0.005)
+    }
+    return true
+}
+
+extension Array {
+    /// Returns the array and leaves it empty, without copying.
+    fileprivate mutating func take() -> [Element] {
+        var taken: [Element] = []
+        swap(&self, &taken)
+        return taken
+    }
+}

@@ -1,3 +1,0 @@
-import CMicroHTTPD
-import CZlib
-let _x = pt_mhd_yes()

@@ -1,0 +1,129 @@
+/// Maps a method and a path to a handler.
+///
+/// Patterns are made of literal segments and `{name}` segments that match any one non-empty
+/// segment, e.g. `/api/v1/campaigns/{campaignId}/sends`. Empty segments are ignored, so
+/// `/a//b/` matches `/a/b`. When several patterns match, the one with a literal segment where
+/// the others have a parameter (comparing from the left) wins.
+///
+/// An unknown path gets a 404 `not_found` JSON error; a known path with another method gets a
+/// 405 `method_not_allowed` JSON error with an `Allow` header. HEAD is served by the GET handler
+/// when no HEAD route exists (libmicrohttpd sends the headers without the body).
+public struct Router: Sendable {
+    private var routes: [Route] = []
+
+    /// Creates an empty router.
+    public init() {}
+
+    /// Adds a handler that may answer later, from any thread.
+    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping HTTPHandler)
+    {
+        routes.append(
+            Route(method: method.uppercased(), segments: Self.parse(pattern), handler: handler))
+    }
+
+    /// Adds a handler that answers before it returns.
+    public mutating func add(
+        _ method: String, _ pattern: String, sync: @escaping @Sendable (HTTPRequest) -> HTTPResponse
+    ) {
+        add(method, pattern) { request, responder in responder.respond(sync(request)) }
+    }
+
+    /// The outcome of looking up one request.
+    public enum Resolution: Sendable {
+        /// A route matched; `parameters` holds its `{name}` values.
+        case matched(HTTPHandler, parameters: [String: String])
+        /// No route answers this request; the response is the JSON error to send.
+        case rejected(HTTPResponse)
+    }
+
+    /// Finds the handler for `method` and `path`, or the 404/405 error to send.
+    public func resolve(method: String, path: String) -> Resolution {
+        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        let method = method.uppercased()
+        var allowed: [String] = []
+        var best: (route: Route, parameters: [String: String])?
+        var bestHead: (route: Route, parameters: [String: String])?
+        for route in routes {
+            guard let parameters = route.match(segments) else { continue }
+            if !allowed.contains(route.method) { allowed.append(route.method) }
+            if route.method == method, best.map({ route.isMoreSpecific(than: $0.route) }) ?? true {
+                best = (route, parameters)
+            }
+            if method == "HEAD", route.method == "GET",
+                bestHead.map({ route.isMoreSpecific(than: $0.route) }) ?? true
+            {
+                bestHead = (route, parameters)
+            }
+        }
+        if let found = best ?? bestHead {
+            return .matched(found.route.handler, parameters: found.parameters)
+        }
+        if allowed.isEmpty {
+            return .rejected(
+                .error(status: 404, error: "not_found", message: "No resource at \(path)."))
+        }
+        if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
+        return .rejected(
+            .error(
+                status: 405, error: "method_not_allowed",
+                message: "\(method) is not allowed on \(path).",
+                headers: [("Allow", allowed.joined(separator: ", "))]))
+    }
+
+    /// Resolves `request` and runs its handler, or answers with the 404/405 error.
+    public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
+        switch resolve(method: request.method, path: request.path) {
+        case .matched(let handler, let parameters):
+            var request = request
+            request.pathParameters = parameters
+            handler(request, responder)
+        case .rejected(let response):
+            responder.respond(response)
+        }
+    }
+
+    private static func parse(_ pattern: String) -> [Segment] {
+        pattern.split(separator: "/", omittingEmptySubsequences: true).map { part in
+            if part.hasPrefix("{") && part.hasSuffix("}") && part.count > 2 {
+                return .parameter(String(part.dropFirst().dropLast()))
+            }
+            return .literal(String(part))
+        }
+    }
+
+    private enum Segment: Sendable {
+        case literal(String)
+        case parameter(String)
+    }
+
+    private struct Route: Sendable {
+        let method: String
+        let segments: [Segment]
+        let handler: HTTPHandler
+
+        func match(_ path: [String]) -> [String: String]? {
+            guard path.count == segments.count else { return nil }
+            var parameters: [String: String] = [:]
+            for (segment, value) in zip(segments, path) {
+                switch segment {
+                case .literal(let literal) where literal == value: continue
+                case .literal: return nil
+                case .parameter(let name): parameters[name] = value
+                }
+            }
+            return parameters
+        }
+
+        /// Both routes matched the same path, so they have as many segments.
+        func isMoreSpecific(than other: Route) -> Bool {
+            for (mine, theirs) in zip(segments, other.segments) {
+                switch (mine, theirs) {
+                case (.literal, .parameter): return true
+                case (.parameter, .literal): return false
+                default: continue
+                }
+            }
+            return false
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import HTTPServer
+import Synchronization
+import Testing
+
+@Suite struct RouterTests {
+    private func router() -> Router {
+        var router = Router()
+        router.add("GET", "/api/v1/campaigns/{campaignId}/sends", sync: { _ in .init(status: 200) })
+        router.add("GET", "/api/v1/campaigns/new", sync: { _ in .init(status: 201) })
+        router.add("POST", "/api/v1/campaigns/{campaignId}", sync: { _ in .init(status: 202) })
+        router.add("DELETE", "/api/v1/campaigns/{campaignId}", sync: { _ in .init(status: 203) })
+        return router
+    }
+
+    private func status(_ router: Router, _ method: String, _ path: String) -> (
+        Int, [String: String]
+    ) {
+        switch router.resolve(method: method, path: path) {
+        case .matched(let handler, let parameters):
+            let box = ResponseBox()
+            handler(HTTPRequest(method: method, path: path), HTTPResponder(box.set))
+            return (box.response?.status ?? -1, parameters)
+        case .rejected(let response):
+            return (response.status, [:])
+        }
+    }
+
+    @Test func parameterSegmentsAreCaptured() {
+        let (code, parameters) = status(router(), "GET", "/api/v1/campaigns/c-42/sends")
+        #expect(code == 200)
+        #expect(parameters == ["campaignId": "c-42"])
+    }
+
+    @Test func literalSegmentBeatsParameter() {
+        #expect(status(router(), "GET", "/api/v1/campaigns/new").0 == 201)
+        #expect(status(router(), "POST", "/api/v1/campaigns/new").0 == 202)
+    }
+
+    @Test func emptySegmentsAreIgnored() {
+        let (code, parameters) = status(router(), "GET", "//api/v1//campaigns/7/sends/")
+        #expect(code == 200)
+        #expect(parameters == ["campaignId": "7"])
+    }
+
+    @Test func methodIsCaseInsensitive() {
+        #expect(status(router(), "delete", "/api/v1/campaigns/7").0 == 203)
+    }
+
+    @Test func headIsServedByGet() {
+        #expect(status(router(), "HEAD", "/api/v1/campaigns/7/sends").0 == 200)
+    }
+
+    @Test func unknownPathIsNotFound() throws {
+        guard case .rejected(let response) = router().resolve(method: "GET", path: "/nope/x")
+        else {
+            Issue.record("expected a rejection")
+            return
+        }
+        #expect(response.status == 404)
+        #expect(
+            String(decoding: response.body, as: UTF8.self)
+                == #"{"code":404,"error":"not_found","message":"No resource at /nope/x."}"#)
+    }
+
+    @Test func otherMethodIsNotAllowedWithAllowHeader() throws {
+        guard
+            case .rejected(let response) = router().resolve(
+                method: "PUT", path: "/api/v1/campaigns/9")
+        else {
+            Issue.record("expected a rejection")
+            return
+        }
+        #expect(response.status == 405)
+        #expect(response.headers.first { $0.name == "Allow" }?.value == "POST, DELETE")
+        #expect(
+            String(decoding: response.body, as: UTF8.self)
+                == #"{"code":405,"error":"method_not_allowed","message":"PUT is not allowed on /api/v1/campaigns/9."}"#
+        )
+    }
+
+    @Test func allowListsHeadWhenGetExists() throws {
+        guard
+            case .rejected(let response) = router().resolve(
+                method: "POST", path: "/api/v1/campaigns/9/sends")
+        else {
+            Issue.record("expected a rejection")
+            return
+        }
+        #expect(response.headers.first { $0.name == "Allow" }?.value == "GET, HEAD")
+    }
+
+    @Test func headersLookUpCaseInsensitivelyAndJoinRepeats() {
+        let headers = HTTPHeaders([("X-App-Key", "k1"), ("Accept", "a"), ("accept", "b")])
+        #expect(headers["x-app-key"] == "k1")
+        #expect(headers["ACCEPT"] == "a, b")
+        #expect(headers["missing"] == nil)
+        #expect(headers.all.count == 3)
+    }
+
+    @Test func errorBodyUsesStatusAsDefaultCode() {
+        let plain = HTTPResponse.error(status: 429, error: "overloaded", message: "Slow down.")
+        #expect(
+            String(decoding: plain.body, as: UTF8.self)
+                == #"{"code":429,"error":"overloaded","message":"Slow down."}"#)
+        #expect(plain.headers.first { $0.name == "Content-Type" }?.value == "application/json")
+        let custom = HTTPResponse.error(
+            status: 503, error: "db_down", message: "Later.", headers: [("Retry-After", "5")],
+            code: 1001)
+        #expect(
+            String(decoding: custom.body, as: UTF8.self)
+                == #"{"code":1001,"error":"db_down","message":"Later."}"#)
+        #expect(custom.headers.map(\.name) == ["Content-Type", "Retry-After"])
+    }
+
+    @Test func jsonEncodesWithSortedKeys() {
+        struct Body: Encodable {
+            let zeta = 1
+            let alpha = "a/b"
+        }
+        let response = HTTPResponse.json(status: 201, Body())
+        #expect(response.status == 201)
+        #expect(String(decoding: response.body, as: UTF8.self) == #"{"alpha":"a/b","zeta":1}"#)
+    }
+}
+
+/// Keeps the response a handler gave, for tests that call handlers directly.
+final class ResponseBox: Sendable {
+    private let stored = Mutex<HTTPResponse?>(nil)
+    var response: HTTPResponse? { stored.withLock { $0 } }
+    func set(_ response: HTTPResponse) { stored.withLock { $0 = response } }
+}
