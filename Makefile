@@ -1,0 +1,30 @@
+# PushTrack: the two commands a newcomer needs are `make run` and `make test`.
+SHELL := /bin/bash
+PORT ?= 8080
+
+.PHONY: run test build release deps bench format clean-data
+
+run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
+	PORT=$(PORT) scripts/run.sh
+
+test: deps         ## throwaway PostgreSQL, swift build, swift test; the cluster is stopped even on failure
+	scripts/test.sh
+
+build: deps
+	swift build
+
+release: deps
+	swift build -c release
+
+deps:
+	scripts/deps.sh
+
+bench:             ## the ingestion benchmark (loadtest/README.md)
+	loadtest/bench.sh
+
+format:
+	swift format -i -r Sources Tests Package.swift
+
+clean-data:        ## stop and delete the private development cluster under .data/
+	scripts/pg.sh stop .data/pg || true
+	rm -rf .data

@@ -1,2 +1,0 @@
-import CLibPQ
-func _f() { _ = PQlibVersion() }

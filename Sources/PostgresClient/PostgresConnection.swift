@@ -1,0 +1,396 @@
+import CLibPQ
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// One libpq connection (`PGconn`), used by one thread at a time.
+///
+/// Every call blocks the calling thread until PostgreSQL answers, so call it from threads of your
+/// own (`PostgresWorkerPool` has them), never from the Swift concurrency pool. This is the only
+/// file that touches libpq's pointers: results are copied into Swift values and cleared at once,
+/// and the `PGconn` is finished exactly once, in `deinit`.
+public final class PostgresConnection {
+    /// Added unless the URL sets them (with `expand_dbname` the URL, given last, wins): fail fast
+    /// on a dead host, and notice a peer that vanished without closing the socket.
+    static let defaultSettings: [(keyword: String, value: String)] = [
+        ("connect_timeout", "3"),
+        ("keepalives", "1"),
+        ("keepalives_idle", "30"),
+        ("keepalives_interval", "10"),
+        ("keepalives_count", "3"),
+        ("client_encoding", "UTF8"),
+        ("fallback_application_name", "pushtrack"),
+    ]
+    private static let copyChunkSize = 64 * 1024
+
+    private let handle: OpaquePointer
+    /// Set when a failure left the session in doubt; `PostgresWorkerPool` resets before reuse.
+    private(set) var needsReset = false
+
+    /// Connects, blocking for at most `connect_timeout` (3 s by default) per address tried.
+    ///
+    /// - Parameter url: a libpq connection URI (`postgresql://user@host:port/db?sslmode=…`) or a
+    ///   `key=value` connection string; its settings override the defaults added here.
+    public init(url: String) throws(PostgresError) {
+        let keywords = Self.defaultSettings.map(\.keyword) + ["dbname"]
+        let values = Self.defaultSettings.map(\.value) + [url]
+        let connection = withCStringArray(keywords + [nil]) { keywords in
+            withCStringArray(values + [nil]) { values in
+                PQconnectdbParams(keywords, values, 1)
+            }
+        }
+        guard let connection else {
+            throw PostgresError(kind: .connection, message: "libpq could not allocate a connection")
+        }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = Self.text(PQerrorMessage(connection)) ?? "could not connect"
+            PQfinish(connection)
+            throw PostgresError(kind: .connection, message: message, connectionLost: true)
+        }
+        handle = connection
+        // Migrations emit NOTICEs that libpq would print to stderr.
+        PQsetNoticeProcessor(handle, { _, _ in }, nil)
+    }
+
+    deinit {
+        PQfinish(handle)
+    }
+
+    /// Whether libpq considers the connection open (`PQstatus == CONNECTION_OK`).
+    ///
+    /// libpq only learns that the server went away when it next reads from the socket, so this
+    /// can still be true for a connection that the server has already closed.
+    public var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// The server version as an integer, such as `150004` for 15.4.
+    public var serverVersion: Int { Int(PQserverVersion(handle)) }
+
+    /// Closes the socket and connects again with the same settings, e.g. after a server restart.
+    public func reset() throws(PostgresError) {
+        PQreset(handle)
+        guard PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(
+                kind: .connection,
+                message: Self.text(PQerrorMessage(handle)) ?? "could not reconnect",
+                connectionLost: true)
+        }
+        needsReset = false
+    }
+
+    /// Runs one statement with text parameters bound to `$1`, `$2`, … (the extended protocol, as
+    /// `PQexecParams` uses it) and returns its rows as text.
+    ///
+    /// A nil parameter is SQL NULL. PostgreSQL infers parameter types from the statement; cast
+    /// where it cannot (`$1::text[]`, `$2::timestamptz`). The whole result is copied into Swift.
+    /// Only one statement is allowed; use `execute` for scripts.
+    public func query(
+        _ sql: String, _ parameters: [(any PostgresEncodable)?] = []
+    ) throws(PostgresError) -> PostgresRows {
+        let texts = parameters.map { $0?.postgresText }
+        if let position = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+            throw PostgresError(
+                kind: .query, sqlState: "22021",
+                message:
+                    "parameter $\(position + 1) contains a NUL byte, which PostgreSQL text cannot hold"
+            )
+        }
+        let sent = withCStringArray(texts) { values in
+            PQsendQueryParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
+        }
+        return try results(sent: sent == 1, operation: .query)
+    }
+
+    /// Runs SQL over the simple-query protocol: no parameters, but several statements separated
+    /// by semicolons are allowed (migrations). Execution stops at the first failing statement.
+    public func execute(_ sql: String) throws(PostgresError) {
+        _ = try results(sent: PQsendQuery(handle, sql) == 1, operation: .query)
+    }
+
+    /// Runs `body` inside `BEGIN` … `COMMIT`, rolling back if it throws.
+    ///
+    /// The body's error is rethrown as it is; a failed `ROLLBACK` (the connection is gone, say) is
+    /// not reported but marks the connection for reset. If a statement failed inside the body and
+    /// the body carried on, PostgreSQL turns the `COMMIT` into a rollback, and this throws
+    /// SQLSTATE 25P02. Transactions do not nest: calling this inside one throws 25001.
+    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        let status = PQtransactionStatus(handle)
+        guard status != PQTRANS_INTRANS, status != PQTRANS_INERROR else {
+            throw PostgresError(
+                kind: .query, sqlState: "25001",
+                message: "transaction() cannot nest inside an open transaction")
+        }
+        try execute("BEGIN")
+        let value: T
+        do {
+            value = try body(self)
+        } catch {
+            rollback()
+            throw error
+        }
+        let commit = try results(sent: PQsendQuery(handle, "COMMIT") == 1, operation: .query)
+        if commit.commandTag == "ROLLBACK" {
+            throw PostgresError(
+                kind: .query, sqlState: "25P02",
+                message:
+                    "the transaction was rolled back at COMMIT because a statement in it failed")
+        }
+        return value
+    }
+
+    /// Streams `rows` through `COPY … FROM STDIN` in text format and returns the rows copied.
+    ///
+    /// `sql` must be a `COPY table (columns) FROM STDIN` in the default text format. Fields are
+    /// escaped here (backslash, tab, newline, carriage return); nil is `\N`. Data goes out in
+    /// chunks of about 64 KiB, so memory stays flat however many rows there are.
+    public func copyIn(_ sql: String, rows: [[String?]]) throws(PostgresError) -> Int {
+        guard PQsendQuery(handle, sql) == 1 else { throw failure(.copy) }
+        let start = PQgetResult(handle)
+        guard let start, PQresultStatus(start) == PGRES_COPY_IN else {
+            // Finish whatever the statement did; its own error, if any, is the one to report.
+            _ = try results(after: start, operation: .copy)
+            throw PostgresError(kind: .copy, message: "copyIn needs a COPY … FROM STDIN statement")
+        }
+        PQclear(start)
+
+        var buffer: [UInt8] = []
+        buffer.reserveCapacity(Self.copyChunkSize + 4096)
+        var sent = true
+        for row in rows {
+            PostgresCopyText.append(row, to: &buffer)
+            if buffer.count >= Self.copyChunkSize {
+                sent = putCopyData(buffer)
+                buffer.removeAll(keepingCapacity: true)
+                if !sent { break }
+            }
+        }
+        if sent, !buffer.isEmpty { sent = putCopyData(buffer) }
+        if sent { sent = PQputCopyEnd(handle, nil) == 1 }
+
+        var copied = 0
+        var diagnostics: Diagnostics?
+        var endedAfterFailure = false
+        while let result = PQgetResult(handle) {
+            defer { PQclear(result) }
+            switch PQresultStatus(result) {
+            case PGRES_COMMAND_OK:
+                copied = Self.affectedRows(result)
+            case PGRES_COPY_IN:
+                // Still copying because sending failed on a live connection: end the COPY once,
+                // and give up on the session if even that fails.
+                if endedAfterFailure || PQputCopyEnd(handle, "copyIn could not send its rows") != 1
+                {
+                    needsReset = true
+                    throw failure(.copy, diagnostics)
+                }
+                endedAfterFailure = true
+            default:
+                diagnostics = diagnostics ?? Diagnostics(result)
+            }
+        }
+        if diagnostics != nil || !sent { throw failure(.copy, diagnostics) }
+        return copied
+    }
+
+    /// Whether the connection can take a statement without a round trip's worth of doubt: libpq
+    /// says it is open and the idle socket holds no sign that the server closed it (the FATAL
+    /// message and end-of-file that `pg_terminate_backend` or a server shutdown leave behind).
+    var isHealthy: Bool {
+        guard !needsReset, PQstatus(handle) == CONNECTION_OK else { return false }
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return false }
+        // An idle connection receives nothing we asked for; whatever arrived is consumed, which
+        // also makes libpq notice end-of-file. Bounded, since a NOTIFY stream could keep coming.
+        for _ in 0..<8 {
+            var descriptor = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&descriptor, 1, 0)
+            if ready == 0 { return true }
+            if ready < 0 || PQconsumeInput(handle) == 0 { return false }
+            while let notification = PQnotifies(handle) { PQfreemem(notification) }
+            if PQstatus(handle) != CONNECTION_OK { return false }
+        }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// Rolls back a transaction that a caller left open, so the next user starts clean.
+    func rollbackAbandonedTransaction() {
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_INTRANS, PQTRANS_INERROR: rollback()
+        case PQTRANS_ACTIVE: needsReset = true
+        default: break
+        }
+    }
+
+    private func rollback() {
+        do {
+            try execute("ROLLBACK")
+        } catch {
+            // The connection is gone (the server rolled back for us) or in a state we cannot
+            // name; either way it is not fit for the next statement.
+            needsReset = true
+        }
+    }
+
+    /// Collects every result of the statement just sent, or throws.
+    private func results(sent: Bool, operation: PostgresError.Kind) throws(PostgresError)
+        -> PostgresRows
+    {
+        guard sent else { throw failure(operation) }
+        return try results(after: PQgetResult(handle), operation: operation)
+    }
+
+    /// Copies results into Swift and clears them, from `first` until libpq has no more; the last
+    /// one wins (`execute` runs several statements). The first error wins too: when the server
+    /// ends a session, libpq follows its FATAL (with SQLSTATE 57P01) by a result of its own
+    /// ("server closed the connection unexpectedly") that has no SQLSTATE.
+    private func results(
+        after first: OpaquePointer?, operation: PostgresError.Kind
+    ) throws(PostgresError) -> PostgresRows {
+        var rows = PostgresRows(columns: [], values: [], affectedRows: 0, commandTag: "")
+        var diagnostics: Diagnostics?
+        var refusedCopy = false
+        var next = first
+        while let result = next {
+            let status = PQresultStatus(result)
+            switch status {
+            case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
+                rows = Self.copyRows(result)
+            case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
+                refusedCopy = true
+                abandonCopy(status)
+            default:
+                diagnostics = diagnostics ?? Diagnostics(result)
+            }
+            PQclear(result)
+            next = PQgetResult(handle)
+        }
+        if refusedCopy {
+            throw PostgresError(
+                kind: operation,
+                message:
+                    "COPY with STDIN or STDOUT is only supported as COPY … FROM STDIN in copyIn")
+        }
+        if let diagnostics { throw failure(operation, diagnostics) }
+        return rows
+    }
+
+    private static func copyRows(_ result: OpaquePointer) -> PostgresRows {
+        let columnCount = PQnfields(result)
+        let rowCount = PQntuples(result)
+        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
+        var values: [String?] = []
+        values.reserveCapacity(Int(rowCount) * Int(columnCount))
+        for row in 0..<rowCount {
+            for column in 0..<columnCount {
+                if PQgetisnull(result, row, column) == 1 {
+                    values.append(nil)
+                    continue
+                }
+                let length = Int(PQgetlength(result, row, column))
+                let value = PQgetvalue(result, row, column)!.withMemoryRebound(
+                    to: UInt8.self, capacity: length
+                ) { String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self) }
+                values.append(value)
+            }
+        }
+        return PostgresRows(
+            columns: columns, values: values, affectedRows: affectedRows(result),
+            commandTag: String(cString: PQcmdStatus(result)))
+    }
+
+    private static func affectedRows(_ result: OpaquePointer) -> Int {
+        Int(String(cString: PQcmdTuples(result))) ?? 0
+    }
+
+    /// The error for a failed call: the server's fields when there are any, else libpq's message.
+    /// Decided after the results are drained, when libpq knows whether the connection survived.
+    private func failure(_ operation: PostgresError.Kind, _ diagnostics: Diagnostics? = nil)
+        -> PostgresError
+    {
+        let lost = PQstatus(handle) != CONNECTION_OK
+        let error = PostgresError(
+            kind: lost ? .connection : operation, sqlState: diagnostics?.sqlState,
+            message: diagnostics?.message ?? Self.text(PQerrorMessage(handle))
+                ?? "unknown libpq error",
+            detail: diagnostics?.detail, hint: diagnostics?.hint, connectionLost: lost)
+        if error.isConnectionFailure { needsReset = true }
+        return error
+    }
+
+    /// An error result's fields, copied out before `PQclear`.
+    private struct Diagnostics {
+        let sqlState: String?
+        let message: String?
+        let detail: String?
+        let hint: String?
+
+        init(_ result: OpaquePointer) {
+            func field(_ code: Int32) -> String? {
+                PQresultErrorField(result, code).map { String(cString: $0) }
+            }
+            sqlState = field(PT_DIAG_SQLSTATE)
+            message =
+                field(PT_DIAG_MESSAGE_PRIMARY)
+                ?? PostgresConnection.text(PQresultErrorMessage(result))
+            detail = field(PT_DIAG_MESSAGE_DETAIL)
+            hint = field(PT_DIAG_MESSAGE_HINT)
+        }
+    }
+
+    /// Ends a COPY that a statement started where none was expected, keeping the session usable;
+    /// drains the results that follow.
+    private func abandonCopy(_ status: ExecStatusType) {
+        if status == PGRES_COPY_IN {
+            _ = PQputCopyEnd(handle, "COPY FROM STDIN must go through copyIn")
+        } else {
+            var buffer: UnsafeMutablePointer<CChar>?
+            while PQgetCopyData(handle, &buffer, 0) > 0 { PQfreemem(buffer) }
+        }
+        while let result = PQgetResult(handle) {
+            let stillCopying = [PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH].contains(
+                PQresultStatus(result))
+            PQclear(result)
+            if stillCopying {
+                needsReset = true
+                return
+            }
+        }
+    }
+
+    private func putCopyData(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) {
+                PQputCopyData(handle, $0.baseAddress, Int32($0.count)) == 1
+            }
+        }
+    }
+
+    /// libpq's message as one line: its lines trimmed and joined, nil when empty.
+    private static func text(_ message: UnsafePointer<CChar>?) -> String? {
+        guard let message else { return nil }
+        let lines = String(cString: message).split(whereSeparator: \.isNewline)
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }
+        return lines.isEmpty ? nil : lines.joined(separator: " ")
+    }
+}
+
+/// A connection belongs to one thread at a time; hand it over only through `PostgresWorkerPool`.
+@available(*, unavailable)
+extension PostgresConnection: Sendable {}
+
+/// Calls `body` with C copies of `strings` (nil stays a null pointer) that live until it returns.
+private func withCStringArray<Result>(
+    _ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> Result
+) -> Result {
+    let copies = strings.map { string -> UnsafeMutablePointer<CChar>? in
+        string.flatMap { strdup($0) }
+    }
+    defer { for copy in copies { free(copy) } }
+    return body(copies.map { $0.map { UnsafePointer($0) } })
+}

@@ -1,0 +1,113 @@
+import Foundation
+
+/// A value bound as a text parameter (`$1`, `$2`, …) in PostgreSQL's input syntax.
+///
+/// Parameters are always bound, never interpolated into SQL, so `postgresText` needs no SQL
+/// quoting; it only has to be what the column type's input function accepts.
+public protocol PostgresEncodable: PostgresArrayElement {
+    /// The value in PostgreSQL's text input format.
+    var postgresText: String { get }
+}
+
+/// A value that can stand as one element of a PostgreSQL array literal (`{…}`).
+///
+/// Every `PostgresEncodable` is one, and so is an `Optional` of one, which becomes `NULL`; this
+/// lets `[String?]` bind as `text[]` for `unnest($1::text[])`.
+public protocol PostgresArrayElement: Sendable {
+    /// The element as written between the braces: a quoted value, a nested literal, or `NULL`.
+    var postgresArrayElement: String { get }
+}
+
+extension PostgresEncodable {
+    /// The value double-quoted, with `"` and `\` escaped, so commas, braces, spaces, empty strings
+    /// and the word NULL stay data.
+    public var postgresArrayElement: String { quotedArrayElement(postgresText) }
+}
+
+/// `text` double-quoted for an array literal, with `"` and `\` backslash-escaped.
+func quotedArrayElement(_ text: String) -> String {
+    var quoted = "\""
+    for scalar in text.unicodeScalars {
+        if scalar == "\"" || scalar == "\\" { quoted.unicodeScalars.append("\\") }
+        quoted.unicodeScalars.append(scalar)
+    }
+    quoted.unicodeScalars.append("\"")
+    return quoted
+}
+
+extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement {
+    public var postgresArrayElement: String {
+        switch self {
+        case .some(let value): value.postgresArrayElement
+        case .none: "NULL"
+        }
+    }
+}
+
+extension Array: PostgresEncodable where Element: PostgresArrayElement {
+    /// A PostgreSQL array literal such as `{"a","b",NULL}` (cast it in SQL: `$1::text[]`), except
+    /// for `[UInt8]`, which is `bytea` in hex format (`\x0aff`).
+    public var postgresText: String {
+        if Element.self == UInt8.self, let bytes = self as? [UInt8] {
+            return PostgresBytes.format(bytes)
+        }
+        return "{" + map(\.postgresArrayElement).joined(separator: ",") + "}"
+    }
+}
+
+extension Array: PostgresArrayElement where Element: PostgresArrayElement {
+    /// Nested arrays stay unquoted so `[[1, 2], [3, 4]]` is a two-dimensional array; `bytea`
+    /// elements are quoted like any other value.
+    public var postgresArrayElement: String {
+        if Element.self == UInt8.self { return quotedArrayElement(postgresText) }
+        return postgresText
+    }
+}
+
+/// Only so that `[UInt8]` is `PostgresEncodable` (as `bytea`); a lone `UInt8` is not a parameter.
+extension UInt8: PostgresArrayElement {
+    public var postgresArrayElement: String { String(self) }
+}
+
+extension String: PostgresEncodable {
+    public var postgresText: String { self }
+}
+
+extension Substring: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Int: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Int64: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Int32: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Int16: PostgresEncodable {
+    public var postgresText: String { String(self) }
+}
+
+extension Double: PostgresEncodable {
+    /// The shortest text that reads back as the same `Double`; infinities and NaN use
+    /// PostgreSQL's spellings.
+    public var postgresText: String {
+        if isNaN { return "NaN" }
+        if isInfinite { return self < 0 ? "-Infinity" : "Infinity" }
+        return description
+    }
+}
+
+extension Bool: PostgresEncodable {
+    public var postgresText: String { self ? "true" : "false" }
+}
+
+extension Date: PostgresEncodable {
+    /// ISO 8601 in UTC with microseconds (`2024-05-01T12:00:00.250000Z`), PostgreSQL's precision.
+    public var postgresText: String { PostgresTimestamp.format(self) }
+}

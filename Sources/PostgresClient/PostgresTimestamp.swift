@@ -1,0 +1,164 @@
+import Foundation
+
+/// Timestamps in PostgreSQL's text forms, converted by hand: microsecond-exact, independent of
+/// the process time zone, and free of `DateFormatter`'s cost and thread-safety rules.
+enum PostgresTimestamp {
+    private static let microsPerSecond: Int64 = 1_000_000
+    /// Past this many seconds from 1970 PostgreSQL's range ends (294276 AD); such dates are
+    /// written as `infinity`.
+    private static let limitSeconds = 9.2e12
+
+    /// `2024-05-01T12:00:00.250000Z`, with a ` BC` suffix before year 1.
+    static func format(_ date: Date) -> String {
+        let seconds = date.timeIntervalSince1970
+        if seconds.isNaN { return "infinity" }
+        if seconds >= limitSeconds { return "infinity" }
+        if seconds <= -limitSeconds { return "-infinity" }
+        let micros = Int64((seconds * Double(microsPerSecond)).rounded())
+        let (wholeSeconds, fraction) = floorDivide(micros, microsPerSecond)
+        let (days, secondOfDay) = floorDivide(wholeSeconds, 86_400)
+        let (year, month, day) = civilDate(daysSince1970: days)
+        var text = year > 0 ? padded(year, 4) : padded(1 - year, 4)
+        text += "-" + padded(month, 2) + "-" + padded(day, 2)
+        text += "T" + padded(secondOfDay / 3600, 2) + ":" + padded(secondOfDay / 60 % 60, 2)
+        text += ":" + padded(secondOfDay % 60, 2) + "." + padded(fraction, 6) + "Z"
+        if year <= 0 { text += " BC" }
+        return text
+    }
+
+    /// Reads `timestamptz`, `timestamp` (taken as UTC) and `date` output in the ISO `DateStyle`:
+    /// `2024-05-01 12:00:00.25+02`, offsets down to seconds, ` BC`, and `±infinity` as
+    /// `Date.distantFuture` / `Date.distantPast`.
+    static func parse(_ text: String) -> Date? {
+        if text == "infinity" { return .distantFuture }
+        if text == "-infinity" { return .distantPast }
+        var scanner = Scanner(Array(text.utf8))
+        guard var year = scanner.number(minDigits: 4, maxDigits: 6), scanner.skip("-"),
+            let month = scanner.number(digits: 2), scanner.skip("-"),
+            let day = scanner.number(digits: 2), (1...12).contains(month), (1...31).contains(day)
+        else { return nil }
+        var secondOfDay: Int64 = 0
+        var fraction: Int64 = 0
+        var offset: Int64 = 0
+        var isBeforeChrist = scanner.skip(" BC")
+        if !isBeforeChrist, scanner.skip(" ") || scanner.skip("T") {
+            guard let hour = scanner.number(digits: 2), scanner.skip(":"),
+                let minute = scanner.number(digits: 2), scanner.skip(":"),
+                let second = scanner.number(digits: 2), hour <= 24, minute < 60, second <= 60
+            else { return nil }
+            secondOfDay = hour * 3600 + minute * 60 + second
+            if scanner.skip(".") {
+                guard let digits = scanner.digits(maxDigits: 6) else { return nil }
+                fraction = digits.value
+                for _ in digits.count..<6 { fraction *= 10 }
+            }
+            if !scanner.skip("Z"), let sign = scanner.sign() {
+                guard let hours = scanner.number(digits: 2) else { return nil }
+                var seconds = hours * 3600
+                if scanner.skip(":") {
+                    guard let minutes = scanner.number(digits: 2) else { return nil }
+                    seconds += minutes * 60
+                    if scanner.skip(":") {
+                        guard let extra = scanner.number(digits: 2) else { return nil }
+                        seconds += extra
+                    }
+                }
+                offset = sign * seconds
+            }
+            isBeforeChrist = scanner.skip(" BC")
+        }
+        guard scanner.isAtEnd else { return nil }
+        if isBeforeChrist { year = 1 - year }
+        let days = daysSince1970(year: year, month: month, day: day)
+        let seconds = days * 86_400 + secondOfDay - offset
+        let micros = seconds * microsPerSecond + fraction
+        return Date(timeIntervalSince1970: Double(micros) / Double(microsPerSecond))
+    }
+
+    // Howard Hinnant's days_from_civil / civil_from_days, proleptic Gregorian like PostgreSQL.
+
+    static func daysSince1970(year: Int64, month: Int64, day: Int64) -> Int64 {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yearOfEra = y - era * 400
+        let dayOfYear = (153 * (month > 2 ? month - 3 : month + 9) + 2) / 5 + day - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func civilDate(daysSince1970 days: Int64) -> (year: Int64, month: Int64, day: Int64) {
+        let z = days + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097
+        let yearOfEra =
+            (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+
+    private static func floorDivide(_ value: Int64, _ divisor: Int64) -> (Int64, Int64) {
+        let remainder = value % divisor
+        return remainder < 0
+            ? (value / divisor - 1, remainder + divisor) : (value / divisor, remainder)
+    }
+
+    private static func padded(_ value: Int64, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
+    /// A cursor over ASCII bytes.
+    private struct Scanner {
+        let bytes: [UInt8]
+        var index = 0
+
+        init(_ bytes: [UInt8]) { self.bytes = bytes }
+
+        var isAtEnd: Bool { index == bytes.count }
+
+        mutating func skip(_ literal: StaticString) -> Bool {
+            let expected = UnsafeBufferPointer(
+                start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+            guard bytes.count - index >= expected.count,
+                bytes[index..<index + expected.count].elementsEqual(expected)
+            else { return false }
+            index += expected.count
+            return true
+        }
+
+        mutating func sign() -> Int64? {
+            if skip("+") { return 1 }
+            if skip("-") { return -1 }
+            return nil
+        }
+
+        mutating func digits(maxDigits: Int) -> (value: Int64, count: Int)? {
+            var value: Int64 = 0
+            var count = 0
+            while index < bytes.count, count < maxDigits,
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index])
+            {
+                value = value * 10 + Int64(bytes[index] - UInt8(ascii: "0"))
+                count += 1
+                index += 1
+            }
+            return count > 0 ? (value, count) : nil
+        }
+
+        mutating func number(minDigits: Int, maxDigits: Int) -> Int64? {
+            let start = index
+            guard let digits = digits(maxDigits: maxDigits), digits.count >= minDigits else {
+                index = start
+                return nil
+            }
+            return digits.value
+        }
+
+        mutating func number(digits count: Int) -> Int64? {
+            number(minDigits: count, maxDigits: count)
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Foundation
+
+/// Where a pair's counters land in the rollups: a time bucket and the device dimensions.
+public struct RollupKey: Sendable, Hashable {
+    /// Start of the bucket (``Rollup/bucketSeconds`` long, aligned to the epoch, UTC).
+    public var bucket: Date
+    public var platform: String
+    public var appVersion: String
+    public var locale: String
+
+    public init(bucket: Date, platform: String, appVersion: String, locale: String) {
+        self.bucket = bucket
+        self.platform = platform
+        self.appVersion = appVersion
+        self.locale = locale
+    }
+}
+
+/// What a pair adds to the rollups. Rollups are sums of these over pairs, so applying a report
+/// adds `contribution(after) − contribution(before)`; `pushtrack verify` recomputes them from the
+/// raw log with the same function.
+public struct Contribution: Sendable, Equatable {
+    public var counters: [RollupKey: RollupCounters] = [:]
+    /// Open-latency histogram bin → pairs.
+    public var latency: [Int: Int] = [:]
+
+    public init() {}
+
+    public static func - (a: Contribution, b: Contribution) -> Contribution {
+        var result = a
+        for (key, value) in b.counters {
+            result.counters[key, default: .zero] = result.counters[key, default: .zero] - value
+        }
+        for (bin, value) in b.latency { result.latency[bin, default: 0] -= value }
+        result.counters = result.counters.filter { !$0.value.isZero }
+        result.latency = result.latency.filter { $0.value != 0 }
+        return result
+    }
+
+    public static func + (a: Contribution, b: Contribution) -> Contribution {
+        var result = a
+        for (key, value) in b.counters {
+            result.counters[key, default: .zero] = result.counters[key, default: .zero] + value
+        }
+        for (bin, value) in b.latency { result.latency[bin, default: 0] += value }
+        result.counters = result.counters.filter { !$0.value.isZero }
+        result.latency = result.latency.filter { $0.value != 0 }
+        return result
+    }
+}
+
+public enum Rollup {
+    /// Buckets are 5 minutes: every UTC offset in use is a multiple of 15 minutes, so hour and
+    /// day series in any time zone are exact sums of buckets.
+    public static let bucketSeconds: Double = 300
+
+    public static func bucket(_ date: Date) -> Date {
+        Date(
+            timeIntervalSince1970: (date.timeIntervalSince1970 / bucketSeconds).rounded(.down)
+                * bucketSeconds)
+    }
+
+    /// The pair's contribution: delivery counters at the delivery time's bucket, open counters at
+    /// the first click's, the dismissal at its own; time to open for confirmed, opened pairs.
+    public static func contribution(of state: DeliveryState) -> Contribution {
+        var result = Contribution()
+        guard let deliveredAt = state.deliveredAt else {
+            if let dismissedAt = state.dismissedAt {
+                result.counters[key(dismissedAt, state), default: .zero].dismissed += 1
+            }
+            return result
+        }
+        var delivery = RollupCounters(delivered: 1)
+        if state.isConfirmed {
+            delivery.confirmed = 1
+            if state.foreground { delivery.foreground = 1 } else { delivery.background = 1 }
+            delivery.duplicateReports = state.arrivalReports - 1
+        }
+        result.counters[key(deliveredAt, state), default: .zero] += delivery
+        if let firstClickAt = state.firstClickAt {
+            result.counters[key(firstClickAt, state), default: .zero] += RollupCounters(
+                opened: 1, clicks: state.clicks)
+            if let arrival = state.firstArrivalAt {
+                result.latency[
+                    OpenLatency.bin(seconds: firstClickAt.timeIntervalSince(arrival)), default: 0] +=
+                    1
+            }
+        }
+        if let dismissedAt = state.dismissedAt {
+            result.counters[key(dismissedAt, state), default: .zero].dismissed += 1
+        }
+        result.counters = result.counters.filter { !$0.value.isZero }
+        return result
+    }
+
+    private static func key(_ date: Date, _ state: DeliveryState) -> RollupKey {
+        RollupKey(
+            bucket: bucket(date), platform: state.platform ?? "",
+            appVersion: state.appVersion ?? "",
+            locale: state.locale ?? "")
+    }
+}

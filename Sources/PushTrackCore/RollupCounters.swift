@@ -1,0 +1,55 @@
+/// The additive counters of the rollups: sums of ``DeliveryState`` contributions over pairs.
+/// Every report field of DESIGN.md section 4 derives from them (and the sends).
+public struct RollupCounters: Sendable, Equatable, Hashable, AdditiveArithmetic, Codable {
+    public var delivered = 0
+    public var confirmed = 0
+    public var foreground = 0
+    public var background = 0
+    public var opened = 0
+    public var clicks = 0
+    public var dismissed = 0
+    public var duplicateReports = 0
+
+    public init(
+        delivered: Int = 0, confirmed: Int = 0, foreground: Int = 0, background: Int = 0,
+        opened: Int = 0,
+        clicks: Int = 0, dismissed: Int = 0, duplicateReports: Int = 0
+    ) {
+        self.delivered = delivered
+        self.confirmed = confirmed
+        self.foreground = foreground
+        self.background = background
+        self.opened = opened
+        self.clicks = clicks
+        self.dismissed = dismissed
+        self.duplicateReports = duplicateReports
+    }
+
+    public static var zero: RollupCounters { RollupCounters() }
+
+    /// `delivered − confirmed`: pairs known delivered only through a click.
+    public var inferred: Int { delivered - confirmed }
+
+    public var isZero: Bool { self == .zero }
+
+    /// The counters in storage order (the rollup tables' columns).
+    public var values: [Int] {
+        [delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicateReports]
+    }
+
+    public init(values: [Int]) {
+        precondition(values.count == 8)
+        self.init(
+            delivered: values[0], confirmed: values[1], foreground: values[2],
+            background: values[3],
+            opened: values[4], clicks: values[5], dismissed: values[6], duplicateReports: values[7])
+    }
+
+    public static func + (a: RollupCounters, b: RollupCounters) -> RollupCounters {
+        RollupCounters(values: zip(a.values, b.values).map { $0 + $1 })
+    }
+
+    public static func - (a: RollupCounters, b: RollupCounters) -> RollupCounters {
+        RollupCounters(values: zip(a.values, b.values).map { $0 - $1 })
+    }
+}

@@ -1,0 +1,161 @@
+import Foundation
+import HTTPServer
+import PushTrackCore
+
+/// `POST /customer-track/upload-event`: checks the write key and the body, validates every
+/// event, hands the valid ones to the group-commit writer, and answers after the commit.
+struct IngestRoute: Sendable {
+    let writeKeys: WriteKeyCache
+    let writer: IngestWriter
+    let configuration: ServerConfiguration
+    let log: Logger
+
+    /// The acknowledgement body, DESIGN.md section 2.
+    struct Acknowledgement: Encodable {
+        let code = 0
+        let accepted: Int
+        let duplicates: Int
+        let rejected: [Rejection]
+    }
+
+    func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        guard let key = request.headers["x-app-key"]?.trimmingCharacters(in: .whitespaces),
+            !key.isEmpty
+        else {
+            return responder.respond(APIError.missingWriteKey().response)
+        }
+        if let failure = Self.checkContentHeaders(request) {
+            return responder.respond(failure.response)
+        }
+        writeKeys.resolve(key) { resolution in
+            switch resolution {
+            case .app(let appId):
+                accept(request, appId: appId, responder)
+            case .unknown:
+                responder.respond(APIError.unknownWriteKey().response)
+            case .unavailable(let reason):
+                log.warning("write key lookup failed", ["reason": reason])
+                responder.respond(
+                    APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
+                        .response)
+            }
+        }
+    }
+
+    /// 415 for a content type or encoding we do not read. A missing Content-Type is read as JSON,
+    /// as older clients omit it.
+    static func checkContentHeaders(_ request: HTTPRequest) -> APIError? {
+        if let type = request.headers["content-type"] {
+            let media =
+                type.split(separator: ";").first.map {
+                    $0.trimmingCharacters(in: .whitespaces).lowercased()
+                } ?? ""
+            if !(media == "application/json"
+                || (media.hasPrefix("application/") && media.hasSuffix("+json")))
+            {
+                return .unsupportedMediaType(type)
+            }
+        }
+        if let encoding = request.headers["content-encoding"] {
+            let normalized = encoding.trimmingCharacters(in: .whitespaces).lowercased()
+            if !["gzip", "x-gzip", "identity", ""].contains(normalized) {
+                return .unsupportedEncoding(encoding)
+            }
+        }
+        return nil
+    }
+
+    private func accept(_ request: HTTPRequest, appId: String, _ responder: HTTPResponder) {
+        let body: [UInt8]
+        switch decodeBody(request) {
+        case .success(let bytes): body = bytes
+        case .failure(let error): return responder.respond(error.response)
+        }
+        let context = DeviceContext.fromHeaders(
+            deviceInfo: request.headers["device-info"], version: request.headers["version"],
+            build: request.headers["build"], acceptLanguage: request.headers["accept-language"])
+        let batch: DecodedBatch
+        do {
+            batch = try EventDecoder.decode(
+                body, context: context, receivedAt: request.receivedAt, limits: configuration.ingest
+            )
+        } catch {
+            return responder.respond(Self.apiError(for: error).response)
+        }
+        guard !batch.events.isEmpty else {
+            let error = APIError(
+                status: 422, error: "all_events_invalid",
+                message: "none of the \(batch.total) events is valid; see rejected",
+                rejected: batch.rejected)
+            return responder.respond(error.response)
+        }
+        let rejected = batch.rejected
+        let job = IngestJob(
+            appId: appId, receivedAt: request.receivedAt, events: batch.events, bytes: body.count
+        ) { [configuration, log] result in
+            switch result {
+            case .success(let outcome):
+                responder.respond(
+                    .json(
+                        Acknowledgement(
+                            accepted: outcome.accepted, duplicates: outcome.duplicates,
+                            rejected: rejected)))
+            case .failure(.unavailable):
+                responder.respond(
+                    APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
+                        .response)
+            case .failure(.shuttingDown):
+                responder.respond(APIError.shuttingDown().response)
+            case .failure(.failed(let reason)):
+                log.error("batch write failed", ["reason": reason])
+                responder.respond(APIError.internalError().response)
+            }
+        }
+        switch writer.submit(job) {
+        case .queued:
+            break
+        case .overloaded:
+            responder.respond(
+                APIError.overloaded(retryAfter: configuration.retryAfterSeconds).response)
+        case .unavailable:
+            responder.respond(
+                APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds).response)
+        case .shuttingDown:
+            responder.respond(APIError.shuttingDown().response)
+        }
+    }
+
+    /// The body as JSON bytes: inflated when gzip, never beyond `maxBodyBytes`.
+    private func decodeBody(_ request: HTTPRequest) -> Result<[UInt8], APIError> {
+        let encoding =
+            request.headers["content-encoding"]?.trimmingCharacters(in: .whitespaces).lowercased()
+            ?? ""
+        guard encoding == "gzip" || encoding == "x-gzip" else {
+            return request.body.isEmpty
+                ? .failure(.badRequest("empty_body", "the request has no body"))
+                : .success(request.body)
+        }
+        do {
+            let inflated = try Gzip.decompress(request.body, limit: configuration.maxBodyBytes)
+            return inflated.isEmpty
+                ? .failure(.badRequest("empty_body", "the request has no body"))
+                : .success(inflated)
+        } catch .tooLarge {
+            return .failure(.tooLarge("the body inflates past \(configuration.maxBodyBytes) bytes"))
+        } catch {
+            return .failure(
+                .badRequest("invalid_gzip", "the body is not a valid gzip stream: \(error)"))
+        }
+    }
+
+    static func apiError(for error: DecodeError) -> APIError {
+        switch error {
+        case .notJSON(let reason):
+            return .badRequest("invalid_json", "the body is not valid JSON: \(reason)")
+        case .notAnEvent(let reason):
+            return .badRequest("invalid_body", reason)
+        case .tooManyEvents(let count, let limit):
+            return .tooLarge("the batch has \(count) events; at most \(limit) are allowed")
+        }
+    }
+}

@@ -1,0 +1,246 @@
+import Dispatch
+import Foundation
+import PostgresClient
+import Synchronization
+
+/// The group-commit writer: request handlers hand it their events and suspend; one thread takes
+/// everything queued (up to `commitMaxEvents`), writes it in one transaction, commits, and only
+/// then answers every waiting request.
+///
+/// The queue is bounded in events and bytes, so memory stays bounded under any load: past the
+/// bound `submit` says `.overloaded` at once. While the database is unreachable `submit` says
+/// `.unavailable` at once, and the thread reconnects by itself.
+final class IngestWriter: Sendable {
+    enum Admission: Sendable, Equatable {
+        case queued
+        case overloaded
+        case unavailable(String)
+        case shuttingDown
+    }
+
+    /// The writer as `/readyz` and the metrics see it.
+    struct Health: Sendable {
+        var databaseReachable: Bool
+        var lastError: String?
+        var queuedEvents: Int
+        var queuedBytes: Int
+    }
+
+    private struct State {
+        var queue: [IngestJob] = []
+        var head = 0
+        var queuedEvents = 0
+        var queuedBytes = 0
+        var reachable = false
+        var lastError: String? = "not connected yet"
+        var stopping = false
+        var stopped = false
+    }
+
+    private let databaseURL: String
+    private let maxEvents: Int
+    private let maxBytes: Int
+    private let commitMaxEvents: Int
+    private let state = Mutex(State())
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int) {
+        self.databaseURL = databaseURL
+        self.maxEvents = maxEvents
+        self.maxBytes = maxBytes
+        self.commitMaxEvents = commitMaxEvents
+    }
+
+    /// Starts the writer thread; it connects at once and keeps trying while it cannot.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "pushtrack-writer"
+        thread.start()
+    }
+
+    var health: Health {
+        state.withLock {
+            Health(
+                databaseReachable: $0.reachable, lastError: $0.lastError,
+                queuedEvents: $0.queuedEvents, queuedBytes: $0.queuedBytes)
+        }
+    }
+
+    /// Queues a job, or says at once why it cannot.
+    func submit(_ job: IngestJob) -> Admission {
+        let admission = state.withLock { state -> Admission in
+            if state.stopping { return .shuttingDown }
+            if !state.reachable { return .unavailable(state.lastError ?? "database unreachable") }
+            // A job larger than the whole bound is still taken when the queue is empty, so that
+            // a valid maximal request is never refused forever.
+            let empty = state.queue.count == state.head
+            if !empty
+                && (state.queuedEvents + job.events.count > maxEvents
+                    || state.queuedBytes + job.bytes > maxBytes)
+            {
+                return .overloaded
+            }
+            state.queue.append(job)
+            state.queuedEvents += job.events.count
+            state.queuedBytes += job.bytes
+            return .queued
+        }
+        if admission == .queued { wakeup.signal() }
+        return admission
+    }
+
+    /// Stops taking jobs, writes what is queued (while the database answers), and returns when
+    /// the thread has ended or `timeout` passed.
+    func shutdown(timeout: Duration) {
+        let alreadyStopped = state.withLock { state -> Bool in
+            state.stopping = true
+            return state.stopped
+        }
+        guard !alreadyStopped else { return }
+        wakeup.signal()
+        let seconds =
+            Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+        _ = finished.wait(timeout: .now() + seconds)
+    }
+
+    // MARK: - The writer thread
+
+    private func run() {
+        var connection: PostgresConnection? = nil
+        var lastContact = ContinuousClock.now
+        while true {
+            if connection == nil {
+                connection = connect()
+                if connection == nil {
+                    if failQueuedIfStopping() { break }
+                    _ = wakeup.wait(timeout: .now() + 0.5)
+                    continue
+                }
+                lastContact = .now
+            }
+            let jobs = take()
+            if jobs.isEmpty {
+                if state.withLock({ $0.stopping }) { break }
+                if wakeup.wait(timeout: .now() + 1) == .timedOut,
+                    ContinuousClock.now - lastContact > .seconds(1)
+                {
+                    // Idle: check that the database still answers, so /readyz stays true.
+                    do {
+                        _ = try connection?.query("SELECT 1")
+                        lastContact = .now
+                    } catch {
+                        connection = nil
+                        markUnreachable("\(error)")
+                    }
+                }
+                continue
+            }
+            do {
+                let outcomes = try commit(jobs, on: connection!)
+                lastContact = .now
+                for (job, outcome) in zip(jobs, outcomes) { job.completion(.success(outcome)) }
+            } catch let error as PostgresError where error.isConnectionFailure {
+                connection = nil
+                markUnreachable(error.message)
+                for job in jobs { job.completion(.failure(.unavailable(error.message))) }
+            } catch {
+                for job in jobs { job.completion(.failure(.failed("\(error)"))) }
+            }
+        }
+        connection = nil
+        state.withLock { $0.stopped = true }
+        finished.signal()
+    }
+
+    private func connect() -> PostgresConnection? {
+        do {
+            let connection = try PostgresConnection(url: databaseURL)
+            _ = try connection.query("SET application_name = 'pushtrack-writer'")
+            state.withLock {
+                $0.reachable = true
+                $0.lastError = nil
+            }
+            return connection
+        } catch {
+            markUnreachable("\(error)")
+            return nil
+        }
+    }
+
+    /// Marks the database unreachable and answers every queued job 503 at once: nothing waits
+    /// on a database that is gone.
+    private func markUnreachable(_ reason: String) {
+        let dropped = state.withLock { state -> [IngestJob] in
+            state.reachable = false
+            state.lastError = reason
+            return Self.drain(&state)
+        }
+        for job in dropped { job.completion(.failure(.unavailable(reason))) }
+    }
+
+    /// When stopping with no database to write to, answers what is queued and says to stop.
+    private func failQueuedIfStopping() -> Bool {
+        let (stopping, dropped) = state.withLock { state -> (Bool, [IngestJob]) in
+            state.stopping ? (true, Self.drain(&state)) : (false, [])
+        }
+        for job in dropped { job.completion(.failure(.shuttingDown)) }
+        return stopping
+    }
+
+    /// Empties the queue and returns what was in it.
+    private static func drain(_ state: inout State) -> [IngestJob] {
+        let jobs = Array(state.queue[state.head...])
+        state.queue.removeAll()
+        state.head = 0
+        state.queuedEvents = 0
+        state.queuedBytes = 0
+        return jobs
+    }
+
+    /// Takes queued jobs up to `commitMaxEvents` events (at least one job).
+    private func take() -> [IngestJob] {
+        state.withLock { state in
+            var jobs: [IngestJob] = []
+            var events = 0
+            while state.head < state.queue.count {
+                let job = state.queue[state.head]
+                if !jobs.isEmpty && events + job.events.count > commitMaxEvents { break }
+                jobs.append(job)
+                events += job.events.count
+                state.head += 1
+                state.queuedEvents -= job.events.count
+                state.queuedBytes -= job.bytes
+            }
+            if state.head == state.queue.count {
+                state.queue.removeAll(keepingCapacity: true)
+                state.head = 0
+            } else if state.head > 1024 {
+                state.queue.removeFirst(state.head)
+                state.head = 0
+            }
+            return jobs
+        }
+    }
+
+    /// One transaction for the batch; retried when PostgreSQL aborts it for a deadlock or a
+    /// serialization failure with another writer (nothing of an aborted transaction remains).
+    private func commit(_ jobs: [IngestJob], on connection: PostgresConnection) throws
+        -> [IngestOutcome]
+    {
+        let batch = IngestBatch(jobs: jobs)
+        var attempt = 0
+        while true {
+            do {
+                return try connection.transaction { connection in
+                    try batch.write(on: connection, now: Date())
+                }
+            } catch let error as PostgresError
+                where ["40P01", "40001"].contains(error.sqlState ?? "") && attempt < 5
+            {
+                attempt += 1
+                Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.01) * Double(attempt))
+            }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import Dispatch
+import Foundation
+import HTTPServer
+import PostgresClient
+import Synchronization
+
+/// The collector: the HTTP server, the group-commit writer, the database pool for lookups, and
+/// periodic maintenance, started and stopped together.
+///
+/// It keeps no state that another instance needs: several can run behind a load balancer on one
+/// database.
+public final class PushTrackService: Sendable {
+    public let configuration: ServerConfiguration
+    let log: Logger
+    let pool: PostgresWorkerPool
+    let writer: IngestWriter
+    private let http: HTTPServer
+    private let stopMaintenance = DispatchSemaphore(value: 0)
+
+    public init(configuration: ServerConfiguration, log: Logger = Logger()) {
+        self.configuration = configuration
+        self.log = log
+        pool = PostgresWorkerPool(
+            url: configuration.databaseURL, size: configuration.databasePoolSize,
+            label: "pushtrack-db")
+        writer = IngestWriter(
+            databaseURL: configuration.databaseURL, maxEvents: configuration.queueMaxEvents,
+            maxBytes: configuration.queueMaxBytes, commitMaxEvents: configuration.commitMaxEvents)
+        let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
+        var router = Router()
+        let ingest = IngestRoute(
+            writeKeys: writeKeys, writer: writer, configuration: configuration, log: log)
+        router.add("POST", "/customer-track/upload-event") { request, responder in
+            ingest.handle(request, responder)
+        }
+        HealthRoutes(writer: writer).register(on: &router)
+        var http = HTTPServerConfiguration()
+        http.port = configuration.port
+        http.bindAddress = configuration.bindAddress
+        http.threads = configuration.httpThreads
+        http.connectionLimit = configuration.connectionLimit
+        http.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
+        http.maxBodyBytes = configuration.maxBodyBytes
+        self.http = HTTPServer(configuration: http, router: router)
+    }
+
+    /// The port the server listens on (useful with port 0).
+    public var port: UInt16 { http.port }
+
+    /// Starts the writer, maintenance and the HTTP server. Throws when the port cannot be bound.
+    public func start() throws {
+        writer.start()
+        try http.start()
+        scheduleMaintenance()
+        log.info("serving", ["port": String(http.port), "pid": String(getpid())])
+    }
+
+    /// Stops accepting, lets requests in flight finish (their events are committed), then stops.
+    public func shutdown() {
+        let grace = Duration.milliseconds(Int(configuration.shutdownGraceSeconds * 1000))
+        log.info("shutting down", ["in_flight": String(http.inFlight)])
+        stopMaintenance.signal()
+        http.shutdown(grace: grace)
+        writer.shutdown(timeout: grace)
+        pool.shutdown()
+        log.info("stopped")
+    }
+
+    /// Creates the coming days' partitions now and every hour, on a thread of its own.
+    private func scheduleMaintenance() {
+        let thread = Thread { [pool, log, stopMaintenance] in
+            repeat {
+                do {
+                    let created = try pool.run { connection in
+                        try Maintenance.ensurePartitions(connection)
+                    }
+                    if created > 0 { log.info("partitions created", ["count": String(created)]) }
+                } catch {
+                    log.warning("maintenance failed", ["reason": "\(error)"])
+                }
+            } while stopMaintenance.wait(timeout: .now() + 3600) == .timedOut
+        }
+        thread.name = "pushtrack-maintenance"
+        thread.start()
+    }
+
+    /// Blocks until SIGTERM or SIGINT, then shuts down gracefully.
+    public func runUntilSignalled() {
+        let stop = DispatchSemaphore(value: 0)
+        signal(SIGTERM, SIG_IGN)
+        signal(SIGINT, SIG_IGN)
+        let sources = [SIGTERM, SIGINT].map { number in
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { stop.signal() }
+            source.resume()
+            return source
+        }
+        stop.wait()
+        shutdown()
+        sources.forEach { $0.cancel() }
+    }
+}

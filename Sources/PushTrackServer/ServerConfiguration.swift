@@ -1,0 +1,211 @@
+import Foundation
+import PushTrackCore
+
+/// Everything `pushtrack serve` can be told, with its defaults.
+///
+/// Each setting comes from a flag, else from its environment variable, else from the default;
+/// `ServerConfiguration.options` is the one table of them, used for parsing and for `--help`.
+public struct ServerConfiguration: Sendable {
+    /// libpq connection URI (`DATABASE_URL`).
+    public var databaseURL: String = ""
+    public var port: UInt16 = 8080
+    /// Address to listen on; `nil` listens on every interface.
+    public var bindAddress: String? = nil
+    public var httpThreads: Int = 2
+    public var connectionLimit: Int = 4096
+    public var connectionTimeoutSeconds: Int = 30
+    /// Largest request body, checked before and after gzip decompression.
+    public var maxBodyBytes: Int = 1 << 20
+    public var ingest = IngestLimits()
+    /// Events and bytes waiting for the writer; past either the server answers 503.
+    public var queueMaxEvents: Int = 50_000
+    public var queueMaxBytes: Int = 64 << 20
+    /// Most events the writer puts in one transaction.
+    public var commitMaxEvents: Int = 5_000
+    /// Connections (and threads) for auth lookups, reports and maintenance.
+    public var databasePoolSize: Int = 4
+    /// How long a write key lookup is trusted; a revoked key stops working within this time.
+    public var writeKeyCacheSeconds: Double = 5
+    /// Seconds `Retry-After` suggests when the server sheds load or the database is down.
+    public var retryAfterSeconds: Int = 1
+    /// How long shutdown waits for requests in flight.
+    public var shutdownGraceSeconds: Double = 10
+
+    public init() {}
+}
+
+/// A bad flag or environment value, with a message that names it.
+public struct ConfigurationError: Error, CustomStringConvertible, Sendable {
+    public let message: String
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+extension ServerConfiguration {
+    /// One setting: its flag, its environment variable, its help, and how it is applied.
+    public struct Option: Sendable {
+        public let flag: String
+        public let environment: String
+        public let help: String
+        let apply: @Sendable (inout ServerConfiguration, String) throws(ConfigurationError) -> Void
+    }
+
+    /// Every setting of `serve`, in the order `--help` lists them.
+    public static let options: [Option] = [
+        Option(
+            flag: "--database-url", environment: "DATABASE_URL",
+            help: "PostgreSQL connection URI (required)"
+        ) { c, v throws(ConfigurationError) in
+            guard !v.isEmpty else { throw ConfigurationError("DATABASE_URL is empty") }
+            c.databaseURL = v
+        },
+        Option(
+            flag: "--port", environment: "PUSHTRACK_PORT",
+            help: "HTTP port, 0 picks a free one (8080)"
+        ) {
+            c, v throws(ConfigurationError) in c.port = UInt16(try integer(v, "--port", 0...65535))
+        },
+        Option(
+            flag: "--bind", environment: "PUSHTRACK_BIND",
+            help: "address to listen on, e.g. 127.0.0.1 (all interfaces)"
+        ) { c, v throws(ConfigurationError) in
+            guard !v.isEmpty else { throw ConfigurationError("--bind: empty address") }
+            c.bindAddress = v
+        },
+        Option(
+            flag: "--http-threads", environment: "PUSHTRACK_HTTP_THREADS",
+            help: "HTTP worker threads (2)"
+        ) {
+            c, v throws(ConfigurationError) in
+            c.httpThreads = try integer(v, "--http-threads", 1...256)
+        },
+        Option(
+            flag: "--max-connections", environment: "PUSHTRACK_MAX_CONNECTIONS",
+            help: "open connections at most (4096)"
+        ) { c, v throws(ConfigurationError) in
+            c.connectionLimit = try integer(v, "--max-connections", 1...1_000_000)
+        },
+        Option(
+            flag: "--connection-timeout", environment: "PUSHTRACK_CONNECTION_TIMEOUT",
+            help: "seconds an idle or stalled connection is kept (30)"
+        ) { c, v throws(ConfigurationError) in
+            c.connectionTimeoutSeconds = try integer(v, "--connection-timeout", 1...3600)
+        },
+        Option(
+            flag: "--max-body-bytes", environment: "PUSHTRACK_MAX_BODY_BYTES",
+            help: "largest request body after decompression (1048576)"
+        ) { c, v throws(ConfigurationError) in
+            c.maxBodyBytes = try integer(v, "--max-body-bytes", 1024...(256 << 20))
+        },
+        Option(
+            flag: "--max-batch-events", environment: "PUSHTRACK_MAX_BATCH_EVENTS",
+            help: "most events in one request (500)"
+        ) { c, v throws(ConfigurationError) in
+            c.ingest.maxEventsPerBatch = try integer(v, "--max-batch-events", 1...100_000)
+        },
+        Option(
+            flag: "--retention-days", environment: "PUSHTRACK_RETENTION_DAYS",
+            help: "days of raw events kept; older timestamps fall back to the received time (90)"
+        ) {
+            c, v throws(ConfigurationError) in
+            c.ingest.retention = TimeInterval(try integer(v, "--retention-days", 1...3650)) * 86_400
+        },
+        Option(
+            flag: "--queue-max-events", environment: "PUSHTRACK_QUEUE_MAX_EVENTS",
+            help: "events waiting for a commit before 503 (50000)"
+        ) { c, v throws(ConfigurationError) in
+            c.queueMaxEvents = try integer(v, "--queue-max-events", 1...10_000_000)
+        },
+        Option(
+            flag: "--queue-max-bytes", environment: "PUSHTRACK_QUEUE_MAX_BYTES",
+            help: "request bytes waiting for a commit before 503 (67108864)"
+        ) { c, v throws(ConfigurationError) in
+            c.queueMaxBytes = try integer(v, "--queue-max-bytes", 1024...(16 << 30))
+        },
+        Option(
+            flag: "--commit-max-events", environment: "PUSHTRACK_COMMIT_MAX_EVENTS",
+            help: "most events in one group commit (5000)"
+        ) { c, v throws(ConfigurationError) in
+            c.commitMaxEvents = try integer(v, "--commit-max-events", 1...1_000_000)
+        },
+        Option(
+            flag: "--db-pool-size", environment: "PUSHTRACK_DB_POOL_SIZE",
+            help: "database connections for lookups and reports (4)"
+        ) { c, v throws(ConfigurationError) in
+            c.databasePoolSize = try integer(v, "--db-pool-size", 1...256)
+        },
+        Option(
+            flag: "--write-key-cache-seconds", environment: "PUSHTRACK_WRITE_KEY_CACHE_SECONDS",
+            help: "seconds a write key lookup is reused; revocation takes effect within it (5)"
+        ) {
+            c, v throws(ConfigurationError) in
+            c.writeKeyCacheSeconds = Double(try integer(v, "--write-key-cache-seconds", 0...3600))
+        },
+        Option(
+            flag: "--shutdown-grace", environment: "PUSHTRACK_SHUTDOWN_GRACE",
+            help: "seconds SIGTERM waits for requests in flight (10)"
+        ) { c, v throws(ConfigurationError) in
+            c.shutdownGraceSeconds = Double(try integer(v, "--shutdown-grace", 0...3600))
+        },
+    ]
+
+    /// Reads the configuration from flags (`--port 9000` or `--port=9000`) over the environment.
+    public static func parse(arguments: [String], environment: [String: String])
+        throws(ConfigurationError)
+        -> ServerConfiguration
+    {
+        var configuration = ServerConfiguration()
+        for option in options {
+            if let value = environment[option.environment] {
+                do {
+                    try option.apply(&configuration, value)
+                } catch {
+                    throw ConfigurationError("\(option.environment): \(error.message)")
+                }
+            }
+        }
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            let (flag, inline) = splitFlag(argument)
+            guard let option = options.first(where: { $0.flag == flag }) else {
+                throw ConfigurationError("unknown option \(argument) (see pushtrack serve --help)")
+            }
+            let value: String
+            if let inline {
+                value = inline
+            } else {
+                index += 1
+                guard index < arguments.count else {
+                    throw ConfigurationError("\(flag) needs a value")
+                }
+                value = arguments[index]
+            }
+            try option.apply(&configuration, value)
+            index += 1
+        }
+        guard !configuration.databaseURL.isEmpty else {
+            throw ConfigurationError(
+                "DATABASE_URL is not set (a libpq URI, e.g. postgresql://user@host:5432/pushtrack)")
+        }
+        return configuration
+    }
+
+    static func splitFlag(_ argument: String) -> (String, String?) {
+        guard let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
+        return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+
+    static func integer(_ text: String, _ name: String, _ range: ClosedRange<Int>)
+        throws(ConfigurationError) -> Int
+    {
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
+            throw ConfigurationError("\(name): '\(text)' is not a whole number")
+        }
+        guard range.contains(value) else {
+            throw ConfigurationError(
+                "\(name): \(value) is out of range \(range.lowerBound)…\(range.upperBound)")
+        }
+        return value
+    }
+}

@@ -1,0 +1,276 @@
+import Foundation
+import PushTrackTesting
+import Testing
+
+@testable import PostgresClient
+
+@Suite struct PostgresConnectionTests {
+    @Test func syntaxErrorIsAQueryErrorWithSQLState42601() throws {
+        let connection = try connect()
+        let error = try #require(throws: PostgresError.self) {
+            try connection.query("SELEC 1")
+        }
+        #expect(error.kind == .query)
+        #expect(error.sqlState == "42601")
+        #expect(error.message == "syntax error at or near \"SELEC\"")
+        #expect(!error.isConnectionFailure)
+        #expect(
+            error.description == "PostgreSQL query error 42601: syntax error at or near \"SELEC\"")
+        #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
+    }
+
+    @Test func uniqueViolationCarriesSQLStateAndDetail() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE devices (id int PRIMARY KEY)")
+        _ = try connection.query("INSERT INTO devices VALUES ($1)", [1])
+        let error = try #require(throws: PostgresError.self) {
+            try connection.query("INSERT INTO devices VALUES ($1)", [1])
+        }
+        #expect(error.kind == .query)
+        #expect(error.sqlState == "23505")
+        #expect(error.message == "duplicate key value violates unique constraint \"devices_pkey\"")
+        #expect(error.detail == "Key (id)=(1) already exists.")
+        #expect(error.hint == nil)
+    }
+
+    @Test func unknownFunctionCarriesHint() throws {
+        let connection = try connect()
+        let error = try #require(throws: PostgresError.self) {
+            try connection.query("SELECT no_such_function($1::int)", [1])
+        }
+        #expect(error.sqlState == "42883")
+        #expect(
+            error.hint
+                == "No function matches the given name and argument types. You might need to add explicit type casts."
+        )
+    }
+
+    @Test func resultsExposeColumnsNullsCountsAndTags() throws {
+        let connection = try connect()
+        let rows = try connection.query(
+            "SELECT n, CASE WHEN n = 2 THEN NULL ELSE n * 10 END AS tens FROM generate_series(1, 3) AS n"
+        )
+        #expect(rows.columns == ["n", "tens"])
+        #expect(rows.count == 3)
+        #expect(rows.affectedRows == 3)
+        #expect(rows.commandTag == "SELECT 3")
+        #expect(rows.map { $0["tens"] } == ["10", nil, "30"])
+        #expect(rows[2][0] == "3")
+        #expect(rows[1].int(1) == nil)
+        try connection.execute(
+            "CREATE TEMP TABLE t (a int); INSERT INTO t SELECT generate_series(1, 5)")
+        let updated = try connection.query("UPDATE t SET a = a + 1 WHERE a > $1", [2])
+        #expect(updated.affectedRows == 3)
+        #expect(updated.count == 0)
+        #expect(updated.columns.isEmpty)
+    }
+
+    @Test func executeRunsSeveralStatementsAndSilencesNotices() throws {
+        let connection = try connect()
+        try connection.execute(
+            """
+            CREATE TEMP TABLE steps (n int);
+            INSERT INTO steps VALUES (1), (2);
+            DO $$ BEGIN RAISE NOTICE 'migrations say hello'; END $$;
+            DROP TABLE IF EXISTS no_such_table;
+            INSERT INTO steps VALUES (3);
+            """)
+        #expect(try connection.query("SELECT sum(n) AS s FROM steps")[0].int("s") == 6)
+    }
+
+    @Test func executeStopsAtTheFirstFailureAndRollsTheBatchBack() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE batch (n int)")
+        let error = try #require(throws: PostgresError.self) {
+            try connection.execute(
+                "INSERT INTO batch VALUES (1); SELECT 1 / 0; INSERT INTO batch VALUES (2)")
+        }
+        #expect(error.sqlState == "22012")
+        // One simple-query message is one implicit transaction.
+        #expect(try connection.query("SELECT count(*) AS n FROM batch")[0].int("n") == 0)
+    }
+
+    @Test func transactionCommitsOnSuccess() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE ledger (n int)")
+        let value = try connection.transaction { connection in
+            _ = try connection.query("INSERT INTO ledger VALUES ($1), ($2)", [1, 2])
+            return "done"
+        }
+        #expect(value == "done")
+        #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 2)
+    }
+
+    @Test func transactionRollsBackWhenTheBodyThrows() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE ledger (n int)")
+        #expect(throws: ExpectedFailure.self) {
+            try connection.transaction { connection in
+                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
+                throw ExpectedFailure()
+            }
+        }
+        #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
+        let sqlError = try #require(throws: PostgresError.self) {
+            try connection.transaction { connection in
+                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
+                _ = try connection.query("INSERT INTO ledger VALUES ($1)", ["not a number"])
+            }
+        }
+        #expect(sqlError.sqlState == "22P02")
+        #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
+    }
+
+    @Test func commitOfAFailedTransactionThrowsInsteadOfReportingSuccess() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE ledger (n int)")
+        let error = try #require(throws: PostgresError.self) {
+            try connection.transaction { connection in
+                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
+                _ = try? connection.query("SELECT 1 / 0")
+            }
+        }
+        #expect(error.sqlState == "25P02")
+        #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
+    }
+
+    @Test func transactionsDoNotNest() throws {
+        let connection = try connect()
+        let error = try #require(throws: PostgresError.self) {
+            try connection.transaction { connection in
+                try connection.transaction { _ in }
+            }
+        }
+        #expect(error.sqlState == "25001")
+        #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
+    }
+
+    @Test func copyInReadsBackIdentically() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE copied (n int, a text, b text)")
+        let rows: [[String?]] = [
+            ["1", "tab\there", "new\nline"],
+            ["2", "back\\slash \\N \\t", nil],
+            ["3", "", "cr\r\nlf"],
+            ["4", nil, "ünïcødé 日本語 🚀"],
+            ["5", "\\", "trailing tab\t"],
+        ]
+        let copied = try connection.copyIn("COPY copied (n, a, b) FROM STDIN", rows: rows)
+        #expect(copied == 5)
+        let read = try connection.query("SELECT n, a, b FROM copied ORDER BY n")
+        #expect(read.map { [$0["n"], $0["a"], $0["b"]] } == rows)
+    }
+
+    @Test func copyInStreamsManyChunks() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE bulk (n int, payload text)")
+        let payload = String(repeating: "x\ty\\z ", count: 40)
+        let rows: [[String?]] = (1...5000).map { [String($0), payload] }
+        let copied = try connection.copyIn("COPY bulk FROM STDIN", rows: rows)
+        #expect(copied == 5000)
+        let summary = try connection.query(
+            "SELECT count(*) AS n, sum(n) AS s, count(DISTINCT payload) AS d, min(payload) AS p FROM bulk"
+        )[0]
+        #expect(summary.int("n") == 5000)
+        #expect(summary.int("s") == 5000 * 5001 / 2)
+        #expect(summary.int("d") == 1)
+        #expect(summary.string("p") == payload)
+        #expect(try connection.copyIn("COPY bulk FROM STDIN", rows: []) == 0)
+    }
+
+    @Test func copyInOfBadRowsFailsAndLeavesTheConnectionUsable() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE strict (n int, a text)")
+        let error = try #require(throws: PostgresError.self) {
+            try connection.copyIn("COPY strict FROM STDIN", rows: [["1", "ok"], ["2"]])
+        }
+        #expect(error.kind == .copy)
+        #expect(error.sqlState == "22P04")
+        #expect(try connection.query("SELECT count(*) AS n FROM strict")[0].int("n") == 0)
+        let notCopy = try #require(throws: PostgresError.self) {
+            try connection.copyIn("SELECT 1", rows: [])
+        }
+        #expect(notCopy.kind == .copy)
+        let missingTable = try #require(throws: PostgresError.self) {
+            try connection.copyIn("COPY no_such_table FROM STDIN", rows: [["1"]])
+        }
+        #expect(missingTable.kind == .copy)
+        #expect(missingTable.sqlState == "42P01")
+        #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
+    }
+
+    @Test func copyThroughQueryIsRefusedWithoutWedgingTheConnection() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE strict (n int)")
+        #expect(throws: PostgresError.self) { try connection.query("COPY strict FROM STDIN") }
+        #expect(throws: PostgresError.self) { try connection.execute("COPY strict TO STDOUT") }
+        #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
+    }
+
+    @Test func connectingToAClosedPortFailsFastWithAMessage() throws {
+        let started = ContinuousClock.now
+        let error = try #require(throws: PostgresError.self) {
+            try PostgresConnection(url: "postgresql://postgres@127.0.0.1:1/pushtrack")
+        }
+        #expect(ContinuousClock.now - started < .seconds(3.5))
+        #expect(error.kind == .connection)
+        #expect(error.isConnectionFailure)
+        #expect(error.message.contains("127.0.0.1"))
+        #expect(error.message.contains("port 1 failed"))
+    }
+
+    @Test func connectingToAServerThatNeverAnswersGivesUpAfterTheConnectTimeout() throws {
+        let listener = try SilentListener()
+        let started = ContinuousClock.now
+        let error = try #require(throws: PostgresError.self) {
+            try PostgresConnection(
+                url: "postgresql://postgres@127.0.0.1:\(listener.port)/pushtrack")
+        }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed >= .seconds(2.5) && elapsed < .seconds(4.5), "took \(elapsed)")
+        #expect(error.kind == .connection)
+        #expect(error.message.hasSuffix("failed: timeout expired"))
+    }
+
+    @Test func badURLFailsWithLibpqsMessage() throws {
+        let error = try #require(throws: PostgresError.self) {
+            try PostgresConnection(url: withSetting("no_such_option=1"))
+        }
+        #expect(error.kind == .connection)
+        #expect(error.message.contains("no_such_option"))
+    }
+
+    @Test func urlSettingsOverrideTheDefaults() throws {
+        let connection = try connect()
+        let defaults = try connection.query("SELECT current_setting('application_name') AS name")
+        #expect(defaults[0].string("name") == "pushtrack")
+        let named = try PostgresConnection(url: withSetting("application_name=tests"))
+        #expect(try named.query("SHOW application_name")[0][0] == "tests")
+        #expect(named.serverVersion >= 150_000)
+    }
+
+    @Test func terminatedBackendIsAConnectionFailureAndResetRecovers() throws {
+        let connection = try connect()
+        #expect(connection.isConnected)
+        let pid = try #require(try connection.query("SELECT pg_backend_pid() AS pid")[0].int("pid"))
+        try terminateBackend(pid)
+        let error = try #require(throws: PostgresError.self) { try connection.query("SELECT 1") }
+        #expect(error.isConnectionFailure)
+        #expect(error.kind == .connection)
+        #expect(!connection.isConnected)
+        try connection.reset()
+        #expect(connection.isConnected)
+        let newPid = try connection.query("SELECT pg_backend_pid() AS pid")[0].int("pid")
+        #expect(newPid != nil && newPid != pid)
+    }
+
+    @Test func connectionFailureClassification() {
+        #expect(PostgresError(kind: .query, sqlState: "08006", message: "x").isConnectionFailure)
+        #expect(PostgresError(kind: .query, sqlState: "57P01", message: "x").isConnectionFailure)
+        #expect(PostgresError(kind: .query, sqlState: "57P03", message: "x").isConnectionFailure)
+        #expect(!PostgresError(kind: .query, sqlState: "57014", message: "x").isConnectionFailure)
+        #expect(!PostgresError(kind: .copy, sqlState: "22P04", message: "x").isConnectionFailure)
+        #expect(PostgresError(kind: .query, message: "x", connectionLost: true).isConnectionFailure)
+        #expect(PostgresError(kind: .connection, message: "x").isConnectionFailure)
+    }
+}

@@ -1,0 +1,236 @@
+import Foundation
+import PushTrackTesting
+import Testing
+
+@testable import PostgresClient
+
+/// Strings that break naive quoting in SQL, array literals or COPY.
+let awkwardStrings = [
+    "", "plain", "with \"double\" quotes", "it's", "back\\slash", "\\", "\"", "a,b", "{braces}",
+    "}{", "  padded  ", " ", "NULL", "null", "\\N", "tab\there", "new\nline", "cr\rlf",
+    "ünïcødé 日本語 🚀", "{\"a\",\"b\"}", "x\\\"y",
+]
+
+@Suite struct PostgresEncodableTextTests {
+    @Test func textArrayQuotesEveryElementAndWritesNullBare() {
+        let values: [String?] = ["a", nil, "", "x\"y\\z", "NULL", "a,b {c}"]
+        #expect(values.postgresText == #"{"a",NULL,"","x\"y\\z","NULL","a,b {c}"}"#)
+    }
+
+    @Test func nestedArraysStayTwoDimensional() {
+        #expect([[1, 2], [3, 4]].postgresText == "{{\"1\",\"2\"},{\"3\",\"4\"}}")
+        #expect([Int]().postgresText == "{}")
+    }
+
+    @Test func bytesAreHexBytea() {
+        #expect([UInt8]([0x00, 0x0a, 0xff]).postgresText == "\\x000aff")
+        #expect([UInt8]().postgresText == "\\x")
+        #expect([[UInt8]([0xab])].postgresText == #"{"\\xab"}"#)
+    }
+
+    @Test func scalarsUsePostgresSpellings() {
+        #expect(true.postgresText == "true")
+        #expect(false.postgresText == "false")
+        #expect(Int.min.postgresText == "-9223372036854775808")
+        #expect(Double.infinity.postgresText == "Infinity")
+        #expect((-Double.infinity).postgresText == "-Infinity")
+        #expect(Double.nan.postgresText == "NaN")
+        #expect(0.1.postgresText == "0.1")
+    }
+
+    @Test func datesAreUTCWithMicroseconds() {
+        #expect(Date(timeIntervalSince1970: 0).postgresText == "1970-01-01T00:00:00.000000Z")
+        #expect(
+            Date(timeIntervalSince1970: 1_700_000_000.123456).postgresText
+                == "2023-11-14T22:13:20.123456Z")
+        #expect(Date(timeIntervalSince1970: -0.5).postgresText == "1969-12-31T23:59:59.500000Z")
+        // Foundation's year 1 is Julian; PostgreSQL, like this encoder, is proleptic Gregorian.
+        #expect(Date.distantPast.postgresText == "0001-12-30T00:00:00.000000Z BC")
+    }
+
+    @Test func timestampParserReadsEveryOutputShape() {
+        let cases: [(String, Int64)] = [
+            ("2023-11-14 22:13:20.123456+00", 1_700_000_000_123_456),
+            ("2023-11-15 03:43:20.123456+05:30", 1_700_000_000_123_456),
+            ("2023-11-14 22:13:20.5-01", 1_700_003_600_500_000),
+            ("1970-01-01 00:00:00", 0),
+            ("1970-01-02", 86_400_000_000),
+            ("1969-12-31 20:29:08-03:30:52", 0),
+        ]
+        for (text, expected) in cases {
+            #expect(PostgresTimestamp.parse(text).map(micros) == expected, "\(text)")
+        }
+        #expect(PostgresTimestamp.parse("infinity") == .distantFuture)
+        #expect(PostgresTimestamp.parse("-infinity") == .distantPast)
+        for bad in ["", "2023-13-01", "2023-11-14 22:13", "2023-11-14 22:13:20+", "yesterday"] {
+            #expect(PostgresTimestamp.parse(bad) == nil, "\(bad)")
+        }
+    }
+
+    @Test func copyTextEscapesSeparatorsAndWritesNullAsBackslashN() {
+        var buffer: [UInt8] = []
+        PostgresCopyText.append(["a\tb", nil, "c\\d\ne\rf", ""], to: &buffer)
+        #expect(String(decoding: buffer, as: UTF8.self) == "a\\tb\t\\N\tc\\\\d\\ne\\rf\t\n")
+    }
+}
+
+@Suite struct PostgresEncodableRoundTripTests {
+    @Test func stringsRoundTripAsText() throws {
+        let connection = try connect()
+        for string in awkwardStrings {
+            let rows = try connection.query("SELECT $1::text AS v", [string])
+            #expect(rows[0]["v"] == string)
+        }
+        #expect(try connection.query("SELECT $1::text AS v", [nil])[0]["v"] == nil)
+    }
+
+    @Test func optionalStringsRoundTripThroughUnnest() throws {
+        let connection = try connect()
+        let values: [String?] = awkwardStrings + [nil, "after null", nil]
+        let rows = try connection.query(
+            "SELECT v FROM unnest($1::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n", [values])
+        #expect(rows.map { $0["v"] } == values)
+        let plain = try connection.query(
+            "SELECT v FROM unnest($1::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n",
+            [awkwardStrings])
+        #expect(plain.map { $0.string("v") } == awkwardStrings)
+        let empty = try connection.query("SELECT cardinality($1::text[]) AS n", [[String]()])
+        #expect(empty[0].int("n") == 0)
+    }
+
+    @Test func integersRoundTrip() throws {
+        let connection = try connect()
+        for value in [0, 1, -1, Int.max, Int.min] {
+            let row = try connection.query("SELECT $1::bigint AS v, $1::text AS t", [value])[0]
+            #expect(row.int("v") == value)
+            #expect(row.string("t") == String(value))
+        }
+        let int64 = try connection.query("SELECT $1::bigint AS v", [Int64.min])[0]
+        #expect(int64.int("v") == Int(Int64.min))
+        let int32 = try connection.query(
+            "SELECT $1::int AS a, $2::int AS b", [Int32.max, Int32.min])[0]
+        #expect(int32.int("a") == Int(Int32.max))
+        #expect(int32.int("b") == Int(Int32.min))
+        let array = try connection.query(
+            "SELECT v FROM unnest($1::bigint[]) WITH ORDINALITY AS t(v, n) ORDER BY n",
+            [[Int.max, nil, -7] as [Int?]])
+        #expect(array.map { $0.int("v") } == [Int.max, nil, -7])
+    }
+
+    @Test func doublesRoundTripExactly() throws {
+        let connection = try connect()
+        let values = [
+            0.1, -1.5e300, .leastNonzeroMagnitude, 1.0 / 3.0, .infinity, -.infinity, 0, -0.0,
+        ]
+        for value in values {
+            let row = try connection.query("SELECT $1::float8 AS v", [value])[0]
+            #expect(row.double("v") == value, "\(value)")
+        }
+        let nan = try connection.query("SELECT $1::float8 AS v", [Double.nan])[0]
+        #expect(nan.double("v")?.isNaN == true)
+        let array = try connection.query(
+            "SELECT v FROM unnest($1::float8[]) WITH ORDINALITY AS t(v, n) ORDER BY n", [values])
+        #expect(array.map { $0.double("v") } == values)
+    }
+
+    @Test func boolsRoundTrip() throws {
+        let connection = try connect()
+        let row = try connection.query("SELECT $1::bool AS a, $2::bool AS b", [true, false])[0]
+        #expect(row.bool("a") == true)
+        #expect(row.bool("b") == false)
+        #expect(row.string("a") == "t")
+        let array = try connection.query(
+            "SELECT v FROM unnest($1::bool[]) WITH ORDINALITY AS t(v, n) ORDER BY n",
+            [[true, nil, false] as [Bool?]])
+        #expect(array.map { $0.bool("v") } == [true, nil, false])
+    }
+
+    @Test(arguments: ["UTC", "Asia/Kolkata", "America/St_Johns"])
+    func datesRoundTripToTheMicrosecondInAnySessionTimeZone(zone: String) throws {
+        let connection = try connect()
+        _ = try connection.query("SELECT set_config('TimeZone', $1, false)", [zone])
+        let dates = [
+            Date(timeIntervalSince1970: 1_700_000_000.123456),
+            Date(timeIntervalSince1970: 0),
+            Date(timeIntervalSince1970: -1.000001),
+            Date(timeIntervalSince1970: -2_208_988_800.5),  // 1900, before time zones were tidy
+            Date(timeIntervalSince1970: 253_402_300_799.999999),  // 9999-12-31 23:59:59.999999
+            Date(timeIntervalSince1970: 253_402_300_800),  // year 10000
+            Date(timeIntervalSince1970: -63_524_217_600),  // 0044-03-15 BC
+            .distantPast, .distantFuture,
+        ]
+        for date in dates {
+            let row = try connection.query("SELECT $1::timestamptz AS v", [date])[0]
+            #expect(
+                row.date("v").map(micros) == micros(date),
+                "\(date.postgresText) read \(row["v"] ?? "NULL")")
+        }
+        let utc = try connection.query(
+            "SELECT ($1::timestamptz AT TIME ZONE 'UTC')::text AS v", [dates[0]])[0]
+        #expect(utc.string("v") == "2023-11-14 22:13:20.123456")
+        let array = try connection.query(
+            "SELECT v FROM unnest($1::timestamptz[]) WITH ORDINALITY AS t(v, n) ORDER BY n", [dates]
+        )
+        #expect(array.map { $0.date("v").map(micros) } == dates.map(micros))
+        let infinite = try connection.query("SELECT 'infinity'::timestamptz AS v")[0]
+        #expect(infinite.date("v") == .distantFuture)
+    }
+
+    @Test func bytesRoundTripAsBytea() throws {
+        let connection = try connect()
+        let values: [[UInt8]] = [[], [0], Array(0...255), Array("\\x\"{},".utf8)]
+        for value in values {
+            let row = try connection.query(
+                "SELECT $1::bytea AS v, length($1::bytea) AS n", [value])[0]
+            #expect(row.bytes("v") == value)
+            #expect(row.int("n") == value.count)
+        }
+        let array = try connection.query(
+            "SELECT v FROM unnest($1::bytea[]) WITH ORDINALITY AS t(v, n) ORDER BY n", [values])
+        #expect(array.map { $0.bytes("v") } == values)
+    }
+
+    @Test func twoDimensionalArraysBind() throws {
+        let connection = try connect()
+        let row = try connection.query(
+            "SELECT $1::int[] AS v, array_dims($1::int[]) AS d", [[[1, 2], [3, 4]]])[0]
+        #expect(row.string("v") == "{{1,2},{3,4}}")
+        #expect(row.string("d") == "[1:2][1:2]")
+    }
+
+    @Test func aThousandRowsInsertThroughUnnest() throws {
+        let connection = try connect()
+        try connection.execute(
+            "CREATE TEMP TABLE events (id bigint PRIMARY KEY, name text, score float8, at timestamptz, ok bool)"
+        )
+        let ids = Array(1...1000)
+        let names: [String?] = ids.map { $0 % 7 == 0 ? nil : "event \($0), \"quoted\" {\($0)}\\" }
+        let scores = ids.map { Double($0) / 8 }
+        let start = Date(timeIntervalSince1970: 1_700_000_000.000001)
+        let dates = ids.map { start.addingTimeInterval(Double($0) * 0.001001) }
+        let flags = ids.map { $0 % 2 == 0 }
+        let inserted = try connection.query(
+            """
+            INSERT INTO events (id, name, score, at, ok)
+            SELECT * FROM unnest($1::bigint[], $2::text[], $3::float8[], $4::timestamptz[], $5::bool[])
+            """, [ids, names, scores, dates, flags])
+        #expect(inserted.affectedRows == 1000)
+        #expect(inserted.commandTag == "INSERT 0 1000")
+        let rows = try connection.query("SELECT id, name, score, at, ok FROM events ORDER BY id")
+        #expect(rows.count == 1000)
+        #expect(rows.map { $0.int("id") } == ids)
+        #expect(rows.map { $0.string("name") } == names)
+        #expect(rows.map { $0.double("score") } == scores)
+        #expect(rows.map { $0.date("at").map(micros) } == dates.map(micros))
+        #expect(rows.map { $0.bool("ok") } == flags)
+    }
+
+    @Test func nulByteInAParameterIsRefusedBeforeSending() throws {
+        let connection = try connect()
+        let error = try #require(throws: PostgresError.self) {
+            try connection.query("SELECT $1::text, $2::text", ["fine", "bad\u{0}byte"])
+        }
+        #expect(error.sqlState == "22021")
+        #expect(error.message.contains("$2"))
+    }
+}

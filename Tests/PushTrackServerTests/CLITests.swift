@@ -1,0 +1,183 @@
+import Foundation
+import PostgresClient
+import PushTrackTesting
+import Synchronization
+import Testing
+
+@testable import PushTrackServer
+
+/// The `pushtrack` binary, run as a user runs it.
+enum Binary {
+    static var path: String {
+        if let path = ProcessInfo.processInfo.environment["PUSHTRACK_BIN"] { return path }
+        return ((try? TestCluster.repositoryRoot()) ?? ".") + "/.build/debug/pushtrack"
+    }
+
+    struct Result {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static func run(_ arguments: [String], databaseURL: String? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        process.environment = environment
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let outData = out.fileHandleForReading.readDataToEndOfFile()
+        let errData = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Result(
+            status: process.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+            stderr: String(decoding: errData, as: UTF8.self))
+    }
+}
+
+@Suite("pushtrack command line")
+struct CLITests {
+    @Test func noArgumentsPrintsUsageAndExits2() throws {
+        let result = try Binary.run([])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("usage: pushtrack <command>"))
+    }
+
+    @Test(arguments: [
+        (["frobnicate"], "unknown command 'frobnicate'"),
+        (["serve", "--port", "abc"], "--port: 'abc' is not a whole number"),
+        (["serve", "--port", "70000"], "--port: 70000 is out of range 0…65535"),
+        (["serve", "--colour", "red"], "unknown option --colour"),
+        (["app", "create"], "app create needs a name"),
+        (["token", "create"], "token create needs --role read or --role admin"),
+        (["token", "create", "--role", "owner"], "--role must be read or admin, not 'owner'"),
+        (["app", "create", "x", "--format", "xml"], "--format must be text or json, not 'xml'"),
+    ])
+    func badArgumentsExit2WithAClearMessage(arguments: [String], message: String) throws {
+        let result = try Binary.run(arguments, databaseURL: "postgresql://nobody@127.0.0.1:1/none")
+        #expect(result.status == 2)
+        #expect(result.stderr.contains(message), "stderr: \(result.stderr)")
+    }
+
+    @Test func missingDatabaseURLIsAUsageError() throws {
+        let result = try Binary.run(["serve"])
+        #expect(result.status == 2)
+        #expect(result.stderr.contains("DATABASE_URL is not set"))
+    }
+
+    @Test func everyCommandHasHelp() throws {
+        for arguments in [
+            ["--help"], ["serve", "--help"], ["migrate", "--help"], ["app", "create", "--help"],
+            ["token", "create", "--help"],
+        ] {
+            let result = try Binary.run(arguments)
+            #expect(result.status == 0, "\(arguments)")
+            #expect(result.stdout.contains("usage: pushtrack"), "\(arguments)")
+        }
+    }
+
+    @Test func migrateAppAndTokenCreateWorkEndToEnd() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let first = try Binary.run(["migrate"], databaseURL: url)
+        #expect(first.status == 0, "\(first.stderr)")
+        #expect(first.stdout.contains("migrate: applied 001_initial"))
+        let second = try Binary.run(["migrate"], databaseURL: url)
+        #expect(second.stdout.hasPrefix("migrate: up to date"))
+
+        let app = try Binary.run(["app", "create", "Shop", "--format", "json"], databaseURL: url)
+        #expect(app.status == 0)
+        let created = try JSONDecoder().decode(CreatedApp.self, from: Data(app.stdout.utf8))
+        #expect(created.name == "Shop")
+        #expect(created.writeKey.hasPrefix("wk_"))
+
+        let token = try Binary.run(
+            ["token", "create", "--role", "read", "--format", "json"], databaseURL: url)
+        #expect(token.status == 0)
+        let parsed =
+            try JSONSerialization.jsonObject(with: Data(token.stdout.utf8)) as? [String: Any]
+        #expect(parsed?["role"] as? String == "read")
+        #expect((parsed?["token"] as? String)?.hasPrefix("pt_") == true)
+
+        let scoped = try Binary.run(
+            ["token", "create", "--role", "admin", "--app", "app_nope"], databaseURL: url)
+        #expect(scoped.status == 1)
+        #expect(scoped.stderr.contains("no app has id app_nope"))
+
+        let revoked = try Binary.run(["token", "revoke", created.writeKey], databaseURL: url)
+        #expect(revoked.status == 0)
+        #expect(
+            try Binary.run(["token", "revoke", created.writeKey], databaseURL: url).status == 1)
+    }
+
+    @Test func sigtermDrainsTheRequestInFlight() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        try LiveServer.migrator().migrate(db)
+        let app = try Credentials.createApp(name: "drain", on: db)
+
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = ["serve", "--port", "0", "--bind", "127.0.0.1"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = url
+        process.environment = environment
+        let err = Pipe()
+        process.standardError = err
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let port = try readPort(from: err.fileHandleForReading)
+
+        // Hold the raw table so the writer's commit waits while SIGTERM arrives.
+        let locker = try PostgresConnection(url: url)
+        _ = try locker.query("BEGIN")
+        _ = try locker.query("LOCK TABLE report_keys IN EXCLUSIVE MODE")
+        let answer = Mutex<Int?>(nil)
+        let request = Thread {
+            let response = try? TestHTTP.request(
+                port: port, "POST", "/customer-track/upload-event",
+                headers: [("X-App-Key", app.writeKey), ("Content-Type", "application/json")],
+                body: Array(pushEvent(eventId: "in-flight").utf8))
+            answer.withLock { $0 = response?.status ?? -1 }
+        }
+        request.start()
+        Thread.sleep(forTimeInterval: 0.5)
+        kill(process.processIdentifier, SIGTERM)
+        Thread.sleep(forTimeInterval: 0.3)
+        #expect(answer.withLock { $0 } == nil)
+        _ = try locker.query("COMMIT")
+
+        let deadline = ContinuousClock.now + .seconds(10)
+        while process.isRunning && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        #expect(!process.isRunning)
+        #expect(process.terminationStatus == 0)
+        #expect(answer.withLock { $0 } == 200)
+        #expect(
+            try db.query("SELECT count(*) AS n FROM events WHERE event_id = 'in-flight'")[0].int(
+                "n") == 1)
+        #expect((try? TestHTTP.request(port: port, "GET", "/healthz")) == nil)
+    }
+
+    /// Reads the server's log until its `serving port=N` line.
+    private func readPort(from handle: FileHandle) throws -> UInt16 {
+        var text = ""
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            if let range = text.range(of: #"port=(\d+)"#, options: .regularExpression) {
+                return UInt16(text[range].dropFirst(5))!
+            }
+        }
+        throw PushTrackError("no_port", "the server did not print its port: \(text)")
+    }
+}

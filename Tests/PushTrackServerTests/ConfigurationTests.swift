@@ -1,0 +1,51 @@
+import Testing
+
+@testable import PushTrackServer
+
+@Suite("Configuration")
+struct ConfigurationTests {
+    @Test func flagsOverrideTheEnvironmentWhichOverridesDefaults() throws {
+        let configuration = try ServerConfiguration.parse(
+            arguments: ["--port", "9001", "--max-batch-events=50"],
+            environment: [
+                "DATABASE_URL": "postgresql://x@h/db", "PUSHTRACK_PORT": "7000",
+                "PUSHTRACK_HTTP_THREADS": "3",
+            ])
+        #expect(configuration.databaseURL == "postgresql://x@h/db")
+        #expect(configuration.port == 9001)
+        #expect(configuration.httpThreads == 3)
+        #expect(configuration.ingest.maxEventsPerBatch == 50)
+        #expect(configuration.maxBodyBytes == 1 << 20)
+        #expect(configuration.queueMaxEvents == 50_000)
+    }
+
+    @Test(arguments: [
+        (["--port", "x"], [String: String](), "--port: 'x' is not a whole number"),
+        (["--port"], [:], "--port needs a value"),
+        (["--threads", "2"], [:], "unknown option --threads (see pushtrack serve --help)"),
+        (
+            [], ["PUSHTRACK_MAX_BODY_BYTES": "10"],
+            "PUSHTRACK_MAX_BODY_BYTES: --max-body-bytes: 10 is out of range 1024…268435456"
+        ),
+        (["--retention-days", "0"], [:], "--retention-days: 0 is out of range 1…3650"),
+    ])
+    func badValuesAreNamedInTheError(
+        arguments: [String], environment: [String: String], message: String
+    ) {
+        var environment = environment
+        environment["DATABASE_URL"] = "postgresql://x@h/db"
+        #expect {
+            try ServerConfiguration.parse(arguments: arguments, environment: environment)
+        } throws: { error in
+            (error as? ConfigurationError)?.message == message
+        }
+    }
+
+    @Test func databaseURLIsRequired() {
+        #expect {
+            try ServerConfiguration.parse(arguments: [], environment: [:])
+        } throws: { error in
+            (error as? ConfigurationError)?.message.hasPrefix("DATABASE_URL is not set") == true
+        }
+    }
+}

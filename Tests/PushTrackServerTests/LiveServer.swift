@@ -1,0 +1,95 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+import PushTrackTesting
+import Testing
+
+@testable import PushTrackServer
+
+/// A real collector on a free loopback port, over a fresh, migrated database of its own.
+final class LiveServer {
+    let databaseURL: String
+    let service: PushTrackService
+    let app: CreatedApp
+    let db: PostgresConnection
+
+    init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        databaseURL = try TestDatabase.create()
+        db = try PostgresConnection(url: databaseURL)
+        try LiveServer.migrator().migrate(db)
+        try Maintenance.ensurePartitions(db)
+        app = try Credentials.createApp(name: "test", on: db)
+        var configuration = ServerConfiguration()
+        configuration.databaseURL = databaseURL
+        configuration.port = 0
+        configuration.bindAddress = "127.0.0.1"
+        configure(&configuration)
+        service = PushTrackService(configuration: configuration, log: Logger(level: .error))
+        try service.start()
+        try waitUntilReady()
+    }
+
+    deinit {
+        service.shutdown()
+        try? TestDatabase.drop(databaseURL)
+    }
+
+    static func migrator() throws -> Migrator {
+        try Migrator(directory: try Migrator.locateDirectory(explicit: nil, environment: [:]))
+    }
+
+    var port: UInt16 { service.port }
+
+    func waitUntilReady(timeout: Duration = .seconds(10)) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if let response = try? TestHTTP.request(port: port, "GET", "/readyz"),
+                response.status == 200
+            {
+                return
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        throw PushTrackError("not_ready", "the server did not become ready")
+    }
+
+    /// Posts a body to the ingestion endpoint with the app's write key (unless headers say otherwise).
+    func upload(
+        _ body: String, headers: [(String, String)]? = nil, extraHeaders: [(String, String)] = []
+    ) throws -> TestHTTPResponse {
+        try upload(bytes: Array(body.utf8), headers: headers, extraHeaders: extraHeaders)
+    }
+
+    func upload(
+        bytes: [UInt8], headers: [(String, String)]? = nil, extraHeaders: [(String, String)] = []
+    ) throws -> TestHTTPResponse {
+        let base = headers ?? [("X-App-Key", app.writeKey), ("Content-Type", "application/json")]
+        return try TestHTTP.request(
+            port: port, "POST", "/customer-track/upload-event", headers: base + extraHeaders,
+            body: bytes)
+    }
+
+    func count(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
+        try db.query(sql, parameters).first?.int("n") ?? -1
+    }
+}
+
+/// The parsed JSON body of a response.
+func json(_ response: TestHTTPResponse) -> [String: Any] {
+    (try? response.json()) ?? [:]
+}
+
+/// A push event as the apps send it, as a JSON object string.
+func pushEvent(
+    category: String = "push_arrival", messageId: String = "m1", deviceId: String = "d1",
+    eventId: String? = nil, timestamp: String? = nil, extra: String = ""
+) -> String {
+    var fields = [
+        "\"pageId\":\"push\"", "\"category\":\"\(category)\"", "\"messageId\":\"\(messageId)\"",
+        "\"deviceId\":\"\(deviceId)\"",
+    ]
+    if let eventId { fields.append("\"eventId\":\"\(eventId)\"") }
+    if let timestamp { fields.append("\"timestamp\":\(timestamp)") }
+    if !extra.isEmpty { fields.append(extra) }
+    return "{" + fields.joined(separator: ",") + "}"
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# The ingestion benchmark (issue 3): builds in release mode, starts a fresh PostgreSQL, and in
+# one run measures
+#   (a) single-event requests/s and (b) events/s in 50-event batches, 64 connections, wrk;
+#       acknowledgement latency p50/p99 and the server's peak RSS;
+#   (h) p99 at half of (a)'s rate;
+#   (c) COPY of the same events into the same raw table (psql \copy), rows/s;
+#   (d) pgbench, one INSERT … ON CONFLICT DO NOTHING per transaction, 8 clients, tps;
+# and prints the ratios b/c and a/d against the targets. Figures, not a test: it exits 0.
+# Environment: DURATION (seconds per wrk run, 10), CONNECTIONS (64), COPY_ROWS (200000).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10}
+CONNECTIONS=${CONNECTIONS:-64}
+COPY_ROWS=${COPY_ROWS:-200000}
+
+scripts/deps.sh --bench
+swift build -c release >/dev/null
+bin="$(swift build -c release --show-bin-path)/pushtrack"
+
+work=$(mktemp -d /tmp/pushtrack-bench.XXXXXX)
+chmod 755 "$work"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+pg_port=$(free_port)
+http_port=$(free_port)
+server_pid=""
+cleanup() {
+    [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+    scripts/pg.sh stop "$work/pg" immediate || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+scripts/pg.sh start "$work/pg" "$pg_port"
+export DATABASE_URL
+DATABASE_URL=$(scripts/pg.sh url "$pg_port")
+"$bin" migrate >/dev/null
+key=$("$bin" app create bench --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["writeKey"])')
+
+"$bin" serve --port "$http_port" --bind 127.0.0.1 2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 100); do curl -sf "localhost:$http_port/readyz" >/dev/null && break; sleep 0.1; done
+
+run_wrk() { # batch delay_ms duration
+    PT_KEY=$key PT_BATCH=$1 PT_DELAY_MS=$2 wrk -t2 -c"$CONNECTIONS" -d"$3"s --timeout 10s \
+        -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep '^RESULT'
+}
+field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
+
+echo "bench: warming up" >&2
+run_wrk 1 0 3 >/dev/null
+echo "bench: (a) single events, $CONNECTIONS connections, ${DURATION}s" >&2
+a=$(run_wrk 1 0 "$DURATION")
+echo "bench: (b) 50-event batches, $CONNECTIONS connections, ${DURATION}s" >&2
+b=$(run_wrk 50 0 "$DURATION")
+a_rps=$(field "$a" rps)
+# Half of (a)'s rate: each connection pauses so that together they offer a_rps / 2.
+half_delay=$(python3 -c "print(max(0, round($CONNECTIONS * 1000 / ($a_rps / 2) - 1)))")
+echo "bench: (h) single events paced to half of (a), ${DURATION}s" >&2
+h=$(run_wrk 1 "$half_delay" "$DURATION")
+rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
+kill "$server_pid"
+wait "$server_pid" 2>/dev/null || true
+server_pid=""
+stored=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
+
+echo "bench: (c) COPY of $COPY_ROWS events into the raw table" >&2
+python3 loadtest/events_csv.py "$COPY_ROWS" >"$work/events.csv"
+chmod 644 "$work/events.csv"
+copy_start=$(date +%s.%N)
+psql "$DATABASE_URL" -qc "\\copy events (received_at, app_id, event_time, client_time, time_flag, event_id, report_key, page_id, category, action, label, message_id, campaign_id, device_id, app_active, source, properties, platform, os_version, app_version, build, locale, notifications_enabled, outcome) FROM '$work/events.csv' WITH (FORMAT csv)"
+copy_end=$(date +%s.%N)
+
+echo "bench: (d) pgbench, INSERT … ON CONFLICT DO NOTHING, 8 clients, ${DURATION}s" >&2
+cat >"$work/insert.sql" <<'SQL'
+\set k random(1, 1000000000)
+INSERT INTO report_keys (app_id, report_key, first_seen) VALUES ('pgbench', 'k' || :k, now()) ON CONFLICT DO NOTHING;
+SQL
+d_tps=$(pgbench -n -c 8 -j 2 -T "$DURATION" -f "$work/insert.sql" "$DATABASE_URL" 2>/dev/null |
+    sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+
+python3 - "$a" "$b" "$h" "$rss_kb" "$COPY_ROWS" "$copy_start" "$copy_end" "$d_tps" "$stored" <<'PY'
+import sys
+def parse(line):
+    return {k: float(v) for k, v in (p.split("=") for p in line.split()[1:])}
+a, b, h = parse(sys.argv[1]), parse(sys.argv[2]), parse(sys.argv[3])
+rss_mb = int(sys.argv[4]) / 1024
+copy_rows, copy_s = int(sys.argv[5]), float(sys.argv[7]) - float(sys.argv[6])
+c = copy_rows / copy_s
+d = float(sys.argv[8])
+stored = int(sys.argv[9])
+b_events = b["rps"] * 50
+rows = [
+    ("(a) single-event requests/s", f"{a['rps']:,.0f}", f"p50 {a['p50_ms']:.2f} ms, p99 {a['p99_ms']:.2f} ms, errors {a['errors']:.0f}"),
+    ("(b) events/s, 50-event batches", f"{b_events:,.0f}", f"{b['rps']:,.0f} req/s, p50 {b['p50_ms']:.2f} ms, p99 {b['p99_ms']:.2f} ms, errors {b['errors']:.0f}"),
+    ("(h) p99 at half of (a)", f"{h['p99_ms']:.2f} ms", f"offered {h['rps']:,.0f} req/s, p50 {h['p50_ms']:.2f} ms"),
+    ("server peak RSS", f"{rss_mb:.1f} MB", "VmHWM over (a), (b), (h)"),
+    ("(c) COPY rows/s (baseline)", f"{c:,.0f}", f"{copy_rows:,} rows in {copy_s:.2f} s"),
+    ("(d) pgbench tps (baseline)", f"{d:,.0f}", "8 clients, one INSERT … ON CONFLICT per transaction"),
+    ("events stored by (a), (b), (h)", f"{stored:,}", ""),
+]
+print()
+print(f"{'figure':34} {'value':>12}  notes")
+for name, value, note in rows:
+    print(f"{name:34} {value:>12}  {note}")
+targets = [
+    ("b/c", b_events / c, ">= 0.5", b_events / c >= 0.5),
+    ("a/d", a["rps"] / d, ">= 3", a["rps"] / d >= 3),
+    ("p99 at half rate (ms)", h["p99_ms"], "<= 25", h["p99_ms"] <= 25),
+    ("peak RSS (MB)", rss_mb, "<= 200", rss_mb <= 200),
+]
+print()
+print(f"{'target':24} {'measured':>10}  {'goal':8} result")
+for name, value, goal, ok in targets:
+    print(f"{name:24} {value:>10.2f}  {goal:8} {'pass' if ok else 'FAIL'}")
+PY

@@ -1,0 +1,69 @@
+-- wrk script: POST push events to the collector, with a unique eventId in every event.
+-- Environment: PT_KEY (write key), PT_BATCH (events per request, 1 = a single event object),
+-- PT_DELAY_MS (pause before each request, per connection: paces the offered rate; 0 = flat out).
+local key = os.getenv("PT_KEY")
+local batch = tonumber(os.getenv("PT_BATCH") or "1")
+local delay_ms = tonumber(os.getenv("PT_DELAY_MS") or "0")
+local counter = 0
+local prefix = ""
+local threads = {}
+
+function setup(thread)
+   thread:set("tid", #threads + 1)
+   table.insert(threads, thread)
+end
+
+function init(args)
+   math.randomseed(os.time() + (tid or 0) * 7919)
+   prefix = string.format("%d-%d-%d", os.time(), tid or 0, math.random(1, 1e9))
+end
+
+local function event(n)
+   local msg = n % 97
+   local device = math.random(1, 1000000)
+   local category = (n % 5 == 0) and "push_click" or "push_arrival"
+   local active = (n % 3 == 0) and "true" or "false"
+   return string.format(
+      '{"pageId":"push","category":"%s","action":"view","label":"push_Sale %d",' ..
+      '"messageId":"m%d","campaignId":"c%d","deviceId":"dev%d","appActive":%s,' ..
+      '"source":"extension","eventId":"%s-%d","timestamp":%d000}',
+      category, msg, msg, msg % 7, device, active, prefix, n, os.time())
+end
+
+function request()
+   local body
+   if batch == 1 then
+      counter = counter + 1
+      body = event(counter)
+   else
+      local parts = {}
+      for i = 1, batch do
+         counter = counter + 1
+         parts[i] = event(counter)
+      end
+      body = '{"sentAt":' .. os.time() .. '000,"events":[' .. table.concat(parts, ",") .. ']}'
+   end
+   return wrk.format("POST", "/customer-track/upload-event", {
+      ["Content-Type"] = "application/json",
+      ["X-App-Key"] = key,
+      ["Device-Info"] = '{"platform":"ios","os_version":"17.5","is_notification_enabled":true}',
+      ["Version"] = "3.2.1",
+      ["Accept-Language"] = "en-US;q=1.0",
+   }, body)
+end
+
+function delay()
+   return delay_ms
+end
+
+-- One line of figures the driver script reads: requests/s, latency percentiles (ms), errors.
+function done(summary, latency, requests)
+   local seconds = summary.duration / 1e6
+   local errors = summary.errors.status + summary.errors.connect + summary.errors.read +
+      summary.errors.write + summary.errors.timeout
+   io.write(string.format(
+      "RESULT requests=%d seconds=%.3f rps=%.1f p50_ms=%.3f p90_ms=%.3f p99_ms=%.3f max_ms=%.3f errors=%d non2xx=%d\n",
+      summary.requests, seconds, summary.requests / seconds,
+      latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000,
+      latency.max / 1000, errors, summary.errors.status))
+end

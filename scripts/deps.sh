@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what PushTrack needs to build, test and run, when it is missing.
+# Safe to run again: it only calls apt-get when a package is absent.
+set -euo pipefail
+
+packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev curl)
+if [[ "${1:-}" == "--bench" ]]; then
+    packages+=(wrk haproxy procps)
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+    echo "deps: installing ${missing[*]}" >&2
+    sudo=""
+    [[ $(id -u) -eq 0 ]] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+command -v swift >/dev/null || { echo "deps: swift is not on PATH (Swift 6 toolchain required)" >&2; exit 1; }
