@@ -3,7 +3,7 @@
 -- distributed by app with Citus later (DESIGN.md section 6).
 
 CREATE TABLE apps (
-    app_id      text PRIMARY KEY,
+    app_id      text COLLATE "C" PRIMARY KEY,
     name        text NOT NULL CHECK (length(name) BETWEEN 1 AND 128),
     created_at  timestamptz NOT NULL DEFAULT now()
 );
@@ -11,7 +11,7 @@ CREATE TABLE apps (
 -- Write keys authenticate ingestion (X-App-Key). Only the SHA-256 of a key is stored.
 CREATE TABLE write_keys (
     key_hash    bytea PRIMARY KEY CHECK (length(key_hash) = 32),
-    app_id      text NOT NULL REFERENCES apps ON DELETE CASCADE,
+    app_id      text COLLATE "C" NOT NULL REFERENCES apps ON DELETE CASCADE,
     key_prefix  text NOT NULL,
     created_at  timestamptz NOT NULL DEFAULT now(),
     revoked_at  timestamptz
@@ -22,15 +22,15 @@ CREATE INDEX write_keys_app ON write_keys (app_id);
 CREATE TABLE api_tokens (
     token_hash   bytea PRIMARY KEY CHECK (length(token_hash) = 32),
     role         text NOT NULL CHECK (role IN ('read', 'admin')),
-    app_id       text REFERENCES apps ON DELETE CASCADE,
+    app_id       text COLLATE "C" REFERENCES apps ON DELETE CASCADE,
     token_prefix text NOT NULL,
     created_at   timestamptz NOT NULL DEFAULT now(),
     revoked_at   timestamptz
 );
 
 CREATE TABLE campaigns (
-    app_id       text NOT NULL REFERENCES apps ON DELETE CASCADE,
-    campaign_id  text NOT NULL CHECK (length(campaign_id) BETWEEN 1 AND 128),
+    app_id       text COLLATE "C" NOT NULL REFERENCES apps ON DELETE CASCADE,
+    campaign_id  text COLLATE "C" NOT NULL CHECK (length(campaign_id) BETWEEN 1 AND 128),
     name         text,
     notice_type  text,
     created_at   timestamptz NOT NULL DEFAULT now(),
@@ -40,8 +40,8 @@ CREATE TABLE campaigns (
 -- A pushed message. registered = the sender told us about it (POST …/sends); otherwise the row
 -- was made from events and campaign_id is what the events carried (or NULL).
 CREATE TABLE messages (
-    app_id         text NOT NULL REFERENCES apps ON DELETE CASCADE,
-    message_id     text NOT NULL CHECK (length(message_id) BETWEEN 1 AND 128),
+    app_id         text COLLATE "C" NOT NULL REFERENCES apps ON DELETE CASCADE,
+    message_id     text COLLATE "C" NOT NULL CHECK (length(message_id) BETWEEN 1 AND 128),
     campaign_id    text,
     title          text,
     first_sent_at  timestamptz,
@@ -55,7 +55,7 @@ CREATE INDEX messages_by_title ON messages (app_id, title, first_sent_at) WHERE 
 -- Each registration of a send (a wave); sends of one message add up.
 CREATE TABLE sends (
     send_id      bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-    app_id       text NOT NULL REFERENCES apps ON DELETE CASCADE,
+    app_id       text COLLATE "C" NOT NULL REFERENCES apps ON DELETE CASCADE,
     campaign_id  text NOT NULL,
     message_id   text NOT NULL,
     title        text,
@@ -68,11 +68,14 @@ CREATE TABLE sends (
 CREATE INDEX sends_by_message ON sends (app_id, message_id);
 CREATE INDEX sends_by_campaign ON sends (app_id, campaign_id);
 
+-- Identifier columns use the "C" collation: byte order, the same in every database whatever
+-- its locale, and the cheapest to compare in the hot unique indexes.
+
 -- One row per distinct report: "e:<eventId>", or for push events without one the pair, category
 -- and client timestamp. A retried request finds its key here and is answered as a duplicate.
 CREATE TABLE report_keys (
-    app_id      text NOT NULL,
-    report_key  text NOT NULL,
+    app_id      text COLLATE "C" NOT NULL,
+    report_key  text COLLATE "C" NOT NULL,
     first_seen  timestamptz NOT NULL,
     PRIMARY KEY (app_id, report_key)
 );
@@ -84,7 +87,7 @@ CREATE TABLE report_keys (
 CREATE TABLE events (
     event_seq              bigserial,
     received_at            timestamptz NOT NULL,
-    app_id                 text NOT NULL,
+    app_id                 text COLLATE "C" NOT NULL,
     event_time             timestamptz NOT NULL,
     client_time            timestamptz,
     time_flag              text,
@@ -94,9 +97,9 @@ CREATE TABLE events (
     category               text NOT NULL,
     action                 text,
     label                  text,
-    message_id             text,
+    message_id             text COLLATE "C",
     campaign_id            text,
-    device_id              text,
+    device_id              text COLLATE "C",
     app_active             boolean,
     source                 text,
     properties             jsonb,
@@ -112,7 +115,6 @@ CREATE TABLE events (
 -- Rows whose day has no partition yet land here instead of failing; maintenance keeps it empty.
 CREATE TABLE events_default PARTITION OF events DEFAULT;
 CREATE INDEX events_by_pair ON events (app_id, message_id, device_id);
-CREATE INDEX events_by_time ON events (app_id, received_at);
 
 -- Creates the daily partitions from `from_day` for `days` days. Safe to call from several
 -- servers at once (an advisory lock serialises them) and again for days that exist.

@@ -54,10 +54,22 @@ public enum Rollup {
     /// day series in any time zone are exact sums of buckets.
     public static let bucketSeconds: Double = 300
 
+    /// The start of the bucket holding `date`. Computed on whole microseconds (PostgreSQL's
+    /// precision), so a time read back from the database lands in the same bucket.
     public static func bucket(_ date: Date) -> Date {
-        Date(
-            timeIntervalSince1970: (date.timeIntervalSince1970 / bucketSeconds).rounded(.down)
-                * bucketSeconds)
+        let size = Int64(bucketSeconds) * 1_000_000
+        let micros = microseconds(date)
+        let start = micros >= 0 ? micros / size * size : -((-micros + size - 1) / size) * size
+        return Date(timeIntervalSince1970: Double(start) / 1_000_000)
+    }
+
+    /// Seconds from `start` to `end`, on whole microseconds.
+    public static func seconds(from start: Date, to end: Date) -> Double {
+        Double(microseconds(end) - microseconds(start)) / 1_000_000
+    }
+
+    static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
     }
 
     /// The pair's contribution: delivery counters at the delivery time's bucket, open counters at
@@ -82,7 +94,7 @@ public enum Rollup {
                 opened: 1, clicks: state.clicks)
             if let arrival = state.firstArrivalAt {
                 result.latency[
-                    OpenLatency.bin(seconds: firstClickAt.timeIntervalSince(arrival)), default: 0] +=
+                    OpenLatency.bin(seconds: seconds(from: arrival, to: firstClickAt)), default: 0] +=
                     1
             }
         }

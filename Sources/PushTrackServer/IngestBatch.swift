@@ -28,27 +28,46 @@ enum IngestFailure: Error, Sendable {
     case failed(String)
 }
 
-/// The dedup outcome recorded with each raw event.
-enum EventOutcome: String, Sendable {
-    /// A new report (the only outcome before delivery state exists).
-    case accepted
-}
-
 /// One group commit: the events of many requests written in one transaction, one statement per
 /// table. Every step is set-based (`unnest` of arrays), so its cost grows with rows, not
 /// round trips.
 ///
-/// Steps, in order: claim the report keys (a key already claimed marks a retry), then append
-/// the raw events. The delivery state and rollups join this transaction as further steps, so
-/// an acknowledged event is always counted.
+/// Steps, in this order in every transaction (so concurrent writers, in this process or
+/// another, take row locks in one global order and cannot deadlock; each step also sorts its
+/// keys):
+/// 1. claim the report keys: a key already claimed marks a retry, answered as a duplicate and
+///    not stored again;
+/// 2. attribute legacy reports (no messageId) to a registered send by title;
+/// 3. register the messages seen (`messages`, for campaign attribution);
+/// 4. lock and update each (message, device) pair's delivery state (`IngestBatch+Deliveries.swift`);
+/// 5. append the raw events with their dedup outcome (`COPY`);
+/// 6. add the change of the pairs' contributions to the rollups. Rollup rows are the hot ones
+///    (one per message and bucket), so they come last: they stay locked only until the commit.
 struct IngestBatch {
     let jobs: [IngestJob]
+
+    /// A report that is not a retry, on its way to the raw log.
+    struct Item {
+        let job: Int
+        let appId: String
+        let receivedAt: Date
+        let event: ValidEvent
+        /// The message it counts for: its own, or the one a legacy title matched.
+        var messageId: String?
+        var attributedMessageId: String?
+        var outcome: ReportOutcome
+    }
+
+    struct KeyRef: Hashable {
+        let appId: String
+        let key: String
+    }
 
     /// Writes the batch inside the caller's transaction and returns each job's outcome.
     func write(on connection: PostgresConnection, now: Date) throws -> [IngestOutcome] {
         let fresh = try claimReportKeys(on: connection, now: now)
         var outcomes = [IngestOutcome](repeating: IngestOutcome(), count: jobs.count)
-        var rows = EventRows()
+        var items: [Item] = []
         var unclaimed = fresh
         for (jobIndex, job) in jobs.enumerated() {
             for event in job.events {
@@ -59,23 +78,26 @@ struct IngestBatch {
                     continue
                 }
                 outcomes[jobIndex].accepted += 1
-                rows.append(event, appId: job.appId, receivedAt: job.receivedAt, outcome: .accepted)
+                items.append(
+                    Item(
+                        job: jobIndex, appId: job.appId, receivedAt: job.receivedAt, event: event,
+                        messageId: event.isPushEvent ? event.messageId : nil,
+                        outcome: event.isPushEvent ? .unattributed : .generic))
             }
         }
-        if rows.count > 0 {
-            try rows.insert(on: connection)
-        }
+        guard !items.isEmpty else { return outcomes }
+        try attributeLegacyReports(&items, on: connection)
+        try registerMessages(items, on: connection)
+        let deltas = try applyDeliveries(&items, on: connection, now: now)
+        var rows = EventRows()
+        for item in items { rows.append(item) }
+        try rows.insert(on: connection)
+        try countUnattributed(items, on: connection)
+        try deltas.apply(on: connection)
         return outcomes
     }
 
-    struct KeyRef: Hashable {
-        let appId: String
-        let key: String
-    }
-
     /// Inserts every distinct report key of the batch; the ones that were new come back.
-    /// Keys are inserted in sorted order so that concurrent writers lock them in the same order
-    /// and cannot deadlock on each other.
     private func claimReportKeys(on connection: PostgresConnection, now: Date) throws -> Set<KeyRef>
     {
         var keys = Set<KeyRef>()
@@ -101,85 +123,101 @@ struct IngestBatch {
         }
         return fresh
     }
-}
 
-/// The raw-event columns of a batch, one array per column, for one `INSERT … SELECT unnest`.
-struct EventRows {
-    private(set) var count = 0
-    var receivedAt: [Date] = []
-    var appId: [String] = []
-    var eventTime: [Date] = []
-    var clientTime: [Date?] = []
-    var timeFlag: [String?] = []
-    var eventId: [String?] = []
-    var reportKey: [String?] = []
-    var pageId: [String] = []
-    var category: [String] = []
-    var action: [String?] = []
-    var label: [String?] = []
-    var messageId: [String?] = []
-    var campaignId: [String?] = []
-    var deviceId: [String?] = []
-    var appActive: [Bool?] = []
-    var source: [String?] = []
-    var properties: [String?] = []
-    var platform: [String?] = []
-    var osVersion: [String?] = []
-    var appVersion: [String?] = []
-    var build: [String?] = []
-    var locale: [String?] = []
-    var notificationsEnabled: [Bool?] = []
-    var outcome: [String] = []
-
-    mutating func append(
-        _ event: ValidEvent, appId: String, receivedAt: Date, outcome: EventOutcome
-    ) {
-        count += 1
-        self.receivedAt.append(receivedAt)
-        self.appId.append(appId)
-        eventTime.append(event.eventTime)
-        clientTime.append(event.clientTime)
-        timeFlag.append(event.timeFlag?.rawValue)
-        eventId.append(event.eventId)
-        reportKey.append(event.reportKey)
-        pageId.append(event.pageId)
-        category.append(event.category)
-        action.append(event.action)
-        label.append(event.label)
-        messageId.append(event.messageId)
-        campaignId.append(event.campaignId)
-        deviceId.append(event.deviceId)
-        appActive.append(event.appActive)
-        source.append(event.source)
-        properties.append(event.properties.map { String(decoding: $0, as: UTF8.self) })
-        platform.append(event.platform)
-        osVersion.append(event.osVersion)
-        appVersion.append(event.appVersion)
-        build.append(event.build)
-        locale.append(event.locale)
-        notificationsEnabled.append(event.notificationsEnabled)
-        self.outcome.append(outcome.rawValue)
-    }
-
-    func insert(on connection: PostgresConnection) throws {
-        _ = try connection.query(
+    /// Legacy reports carry no messageId, only `label = "push_" + title`: they count for the
+    /// registered send of that app with the same title whose send time is closest before the
+    /// event, within 72 hours. Unmatched ones stay `unattributed`.
+    private func attributeLegacyReports(_ items: inout [Item], on connection: PostgresConnection)
+        throws
+    {
+        let legacy = items.indices.filter {
+            items[$0].event.isPushEvent && items[$0].event.messageId == nil
+        }
+        guard !legacy.isEmpty else { return }
+        let titles = legacy.map { Self.title(fromLabel: items[$0].event.label) }
+        let rows = try connection.query(
             """
-            INSERT INTO events (
-                received_at, app_id, event_time, client_time, time_flag, event_id, report_key,
-                page_id, category, action, label, message_id, campaign_id, device_id, app_active,
-                source, properties, platform, os_version, app_version, build, locale,
-                notifications_enabled, outcome)
-            SELECT * FROM unnest(
-                $1::timestamptz[], $2::text[], $3::timestamptz[], $4::timestamptz[], $5::text[],
-                $6::text[], $7::text[], $8::text[], $9::text[], $10::text[], $11::text[], $12::text[],
-                $13::text[], $14::text[], $15::boolean[], $16::text[], $17::jsonb[], $18::text[],
-                $19::text[], $20::text[], $21::text[], $22::text[], $23::boolean[], $24::text[])
+            SELECT t.i, (
+                SELECT s.message_id FROM sends s
+                WHERE s.app_id = t.a AND s.title = t.title
+                  AND s.sent_at <= t.at AND s.sent_at > t.at - interval '72 hours'
+                ORDER BY s.sent_at DESC, s.send_id DESC LIMIT 1) AS message_id
+            FROM unnest($1::int[], $2::text[], $3::text[], $4::timestamptz[]) AS t(i, a, title, at)
             """,
             [
-                receivedAt, appId, eventTime, clientTime, timeFlag, eventId, reportKey,
-                pageId, category, action, label, messageId, campaignId, deviceId, appActive,
-                source, properties, platform, osVersion, appVersion, build, locale,
-                notificationsEnabled, outcome,
+                Array(legacy.indices), legacy.map { items[$0].appId }, titles,
+                legacy.map { items[$0].event.eventTime },
             ])
+        for row in rows {
+            guard let position = row.int("i"), let messageId = row.string("message_id") else {
+                continue
+            }
+            let index = legacy[position]
+            items[index].messageId = messageId
+            items[index].attributedMessageId = messageId
+        }
+    }
+
+    /// `push_{title}` → `title`; a label without the prefix is taken as the title.
+    static func title(fromLabel label: String?) -> String? {
+        guard let label else { return nil }
+        return label.hasPrefix("push_") ? String(label.dropFirst(5)) : label
+    }
+
+    /// Makes a `messages` row for each message first seen here, in the campaign its events
+    /// carry, else its own id as the campaign. A message registered by the sender keeps the
+    /// registered campaign; an unregistered one first seen without a campaign takes the first
+    /// campaignId that arrives.
+    private func registerMessages(_ items: [Item], on connection: PostgresConnection) throws {
+        var campaigns: [KeyRef: String] = [:]
+        for item in items {
+            guard let messageId = item.messageId, item.attributedMessageId == nil else { continue }
+            let key = KeyRef(appId: item.appId, key: messageId)
+            if campaigns[key] == nil
+                || (campaigns[key] == messageId && item.event.campaignId != nil)
+            {
+                campaigns[key] = item.event.campaignId ?? messageId
+            }
+        }
+        guard !campaigns.isEmpty else { return }
+        let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
+        let columns: [(any PostgresEncodable)?] = [
+            sorted.map(\.appId), sorted.map(\.key), sorted.map { campaigns[$0]! },
+        ]
+        // DO NOTHING leaves existing rows unlocked: messages are hot rows, shared by every batch.
+        _ = try connection.query(
+            """
+            INSERT INTO messages (app_id, message_id, campaign_id)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1, 2
+            ON CONFLICT (app_id, message_id) DO NOTHING
+            """, columns)
+        if sorted.contains(where: { campaigns[$0] != $0.key }) {
+            _ = try connection.query(
+                """
+                UPDATE messages m SET campaign_id = t.c
+                FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, mid, c)
+                WHERE m.app_id = t.a AND m.message_id = t.mid AND NOT m.registered
+                  AND m.campaign_id = m.message_id AND t.c <> t.mid
+                """, columns)
+        }
+    }
+
+    /// Counts legacy reports that matched no send, per app, day and category.
+    private func countUnattributed(_ items: [Item], on connection: PostgresConnection) throws {
+        var counts: [[String]: Int] = [:]
+        for item in items where item.outcome == .unattributed {
+            let day = String(RFC3339.format(item.event.eventTime).prefix(10))
+            counts[[item.appId, day, item.event.category], default: 0] += 1
+        }
+        guard !counts.isEmpty else { return }
+        let keys = counts.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        _ = try connection.query(
+            """
+            INSERT INTO unattributed_reports (app_id, day, category, reports)
+            SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[]) ORDER BY 1, 2, 3
+            ON CONFLICT (app_id, day, category)
+            DO UPDATE SET reports = unattributed_reports.reports + excluded.reports
+            """,
+            [keys.map { $0[0] }, keys.map { $0[1] }, keys.map { $0[2] }, keys.map { counts[$0]! }])
     }
 }

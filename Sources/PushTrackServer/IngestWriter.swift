@@ -3,9 +3,13 @@ import Foundation
 import PostgresClient
 import Synchronization
 
-/// The group-commit writer: request handlers hand it their events and suspend; one thread takes
-/// everything queued (up to `commitMaxEvents`), writes it in one transaction, commits, and only
-/// then answers every waiting request.
+/// The group-commit writer: request handlers hand it their events and suspend; a writer thread
+/// takes everything queued (up to `commitMaxEvents`), writes it in one transaction, commits, and
+/// only then answers every waiting request.
+///
+/// Several writer threads (each with its own connection) overlap one batch's commit with the
+/// next batch's work; their transactions take row locks in one global order (see
+/// ``IngestBatch``), so they never deadlock, and a deadlock reported anyway is retried.
 ///
 /// The queue is bounded in events and bytes, so memory stays bounded under any load: past the
 /// bound `submit` says `.overloaded` at once. While the database is unreachable `submit` says
@@ -34,29 +38,37 @@ final class IngestWriter: Sendable {
         var reachable = false
         var lastError: String? = "not connected yet"
         var stopping = false
-        var stopped = false
+        var running = 0
+        /// Bumped whenever a writer finds the database unreachable: the other writers' idle
+        /// connections are then presumed dead too and are replaced before their next use.
+        var epoch = 0
     }
 
     private let databaseURL: String
     private let maxEvents: Int
     private let maxBytes: Int
     private let commitMaxEvents: Int
+    private let writers: Int
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int) {
+    init(databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int) {
+        self.writers = writers
         self.databaseURL = databaseURL
         self.maxEvents = maxEvents
         self.maxBytes = maxBytes
         self.commitMaxEvents = commitMaxEvents
     }
 
-    /// Starts the writer thread; it connects at once and keeps trying while it cannot.
+    /// Starts the writer threads; each connects at once and keeps trying while it cannot.
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "pushtrack-writer"
-        thread.start()
+        state.withLock { $0.running = writers }
+        for number in 0..<writers {
+            let thread = Thread { [self] in run() }
+            thread.name = "pushtrack-writer-\(number)"
+            thread.start()
+        }
     }
 
     var health: Health {
@@ -91,27 +103,32 @@ final class IngestWriter: Sendable {
     }
 
     /// Stops taking jobs, writes what is queued (while the database answers), and returns when
-    /// the thread has ended or `timeout` passed.
+    /// the threads have ended or `timeout` passed.
     func shutdown(timeout: Duration) {
-        let alreadyStopped = state.withLock { state -> Bool in
+        let running = state.withLock { state -> Int in
             state.stopping = true
-            return state.stopped
+            return state.running
         }
-        guard !alreadyStopped else { return }
-        wakeup.signal()
-        let seconds =
-            Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-        _ = finished.wait(timeout: .now() + seconds)
+        guard running > 0 else { return }
+        for _ in 0..<running { wakeup.signal() }
+        let deadline =
+            DispatchTime.now() + Double(timeout.components.seconds) + Double(
+                timeout.components.attoseconds) / 1e18
+        for _ in 0..<running where finished.wait(timeout: deadline) == .timedOut { break }
     }
 
     // MARK: - The writer thread
 
     private func run() {
         var connection: PostgresConnection? = nil
+        var connectionEpoch = 0
         var lastContact = ContinuousClock.now
         while true {
+            if connection != nil, state.withLock({ $0.epoch }) != connectionEpoch {
+                connection = nil
+            }
             if connection == nil {
-                connection = connect()
+                (connection, connectionEpoch) = connect()
                 if connection == nil {
                     if failQueuedIfStopping() { break }
                     _ = wakeup.wait(timeout: .now() + 0.5)
@@ -149,22 +166,24 @@ final class IngestWriter: Sendable {
             }
         }
         connection = nil
-        state.withLock { $0.stopped = true }
+        state.withLock { $0.running -= 1 }
+        wakeup.signal()  // another writer may be waiting to see `stopping`
         finished.signal()
     }
 
-    private func connect() -> PostgresConnection? {
+    private func connect() -> (PostgresConnection?, epoch: Int) {
         do {
             let connection = try PostgresConnection(url: databaseURL)
             _ = try connection.query("SET application_name = 'pushtrack-writer'")
-            state.withLock {
-                $0.reachable = true
-                $0.lastError = nil
+            let epoch = state.withLock { state -> Int in
+                state.reachable = true
+                state.lastError = nil
+                return state.epoch
             }
-            return connection
+            return (connection, epoch)
         } catch {
             markUnreachable("\(error)")
-            return nil
+            return (nil, 0)
         }
     }
 
@@ -174,6 +193,7 @@ final class IngestWriter: Sendable {
         let dropped = state.withLock { state -> [IngestJob] in
             state.reachable = false
             state.lastError = reason
+            state.epoch += 1
             return Self.drain(&state)
         }
         for job in dropped { job.completion(.failure(.unavailable(reason))) }

@@ -25,7 +25,8 @@ public final class PushTrackService: Sendable {
             label: "pushtrack-db")
         writer = IngestWriter(
             databaseURL: configuration.databaseURL, maxEvents: configuration.queueMaxEvents,
-            maxBytes: configuration.queueMaxBytes, commitMaxEvents: configuration.commitMaxEvents)
+            maxBytes: configuration.queueMaxBytes, commitMaxEvents: configuration.commitMaxEvents,
+            writers: configuration.writers)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         var router = Router()
         let ingest = IngestRoute(

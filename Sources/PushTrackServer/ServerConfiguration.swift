@@ -22,6 +22,8 @@ public struct ServerConfiguration: Sendable {
     public var queueMaxBytes: Int = 64 << 20
     /// Most events the writer puts in one transaction.
     public var commitMaxEvents: Int = 5_000
+    /// Writer threads (each with a connection) doing group commits.
+    public var writers: Int = 2
     /// Connections (and threads) for auth lookups, reports and maintenance.
     public var databasePoolSize: Int = 4
     /// How long a write key lookup is trusted; a revoked key stops working within this time.
@@ -127,6 +129,12 @@ extension ServerConfiguration {
             help: "most events in one group commit (5000)"
         ) { c, v throws(ConfigurationError) in
             c.commitMaxEvents = try integer(v, "--commit-max-events", 1...1_000_000)
+        },
+        Option(
+            flag: "--writers", environment: "PUSHTRACK_WRITERS",
+            help: "writer threads doing group commits, each with a connection (2)"
+        ) { c, v throws(ConfigurationError) in
+            c.writers = try integer(v, "--writers", 1...64)
         },
         Option(
             flag: "--db-pool-size", environment: "PUSHTRACK_DB_POOL_SIZE",

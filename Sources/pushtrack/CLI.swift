@@ -15,6 +15,7 @@ enum CLI {
           token create --role read|admin [--app APP_ID] [--format text|json]
                                                   create an API token; prints it once
           token revoke <token-or-write-key>       revoke a token or a write key
+          verify                                  recompute the aggregates from the raw log; exit 1 on any difference
 
         The database is DATABASE_URL (a libpq URI). `pushtrack <command> --help` describes a command.
         """
@@ -65,6 +66,8 @@ enum CLI {
             return try app(rest, environment: environment)
         case "token":
             return try token(rest, environment: environment)
+        case "verify":
+            return try verify(rest, environment: environment)
         default:
             throw UsageError("unknown command '\(command)' (see pushtrack --help)")
         }
@@ -295,11 +298,11 @@ enum CLI {
         }
     }
 
-    private static func wantsHelp(_ arguments: [String]) -> Bool {
+    static func wantsHelp(_ arguments: [String]) -> Bool {
         arguments.contains("--help") || arguments.contains("-h")
     }
 
-    private static func connect(_ environment: [String: String]) throws -> PostgresConnection {
+    static func connect(_ environment: [String: String]) throws -> PostgresConnection {
         guard let url = environment["DATABASE_URL"], !url.isEmpty else {
             throw UsageError(
                 "DATABASE_URL is not set (a libpq URI, e.g. postgresql://user@host:5432/pushtrack)")

@@ -132,7 +132,7 @@ struct CLITests {
         process.standardError = err
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        let port = try readPort(from: err.fileHandleForReading)
+        let port = try ServerProcess.readPort(from: err.fileHandleForReading)
 
         // Hold the raw table so the writer's commit waits while SIGTERM arrives.
         let locker = try PostgresConnection(url: url)
@@ -164,20 +164,5 @@ struct CLITests {
             try db.query("SELECT count(*) AS n FROM events WHERE event_id = 'in-flight'")[0].int(
                 "n") == 1)
         #expect((try? TestHTTP.request(port: port, "GET", "/healthz")) == nil)
-    }
-
-    /// Reads the server's log until its `serving port=N` line.
-    private func readPort(from handle: FileHandle) throws -> UInt16 {
-        var text = ""
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline {
-            let data = handle.availableData
-            if data.isEmpty { break }
-            text += String(decoding: data, as: UTF8.self)
-            if let range = text.range(of: #"port=(\d+)"#, options: .regularExpression) {
-                return UInt16(text[range].dropFirst(5))!
-            }
-        }
-        throw PushTrackError("no_port", "the server did not print its port: \(text)")
     }
 }

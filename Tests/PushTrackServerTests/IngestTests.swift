@@ -51,7 +51,7 @@ struct IngestTests {
         #expect(row.string("app_version") == "3.2.1")
         #expect(row.string("build") == "321")
         #expect(row.string("locale") == "zh-Hans-CN")
-        #expect(row.string("outcome") == "accepted")
+        #expect(row.string("outcome") == "first_arrival")
         #expect(row.bool("client_time_ok") == true)
     }
 

@@ -93,3 +93,54 @@ func pushEvent(
     if !extra.isEmpty { fields.append(extra) }
     return "{" + fields.joined(separator: ",") + "}"
 }
+
+/// A `pushtrack serve` process of its own on a free port (the real binary, as operators run it).
+final class ServerProcess {
+    let process = Process()
+    let port: UInt16
+    private let errors = Pipe()
+
+    init(databaseURL: String, arguments: [String] = []) throws {
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = ["serve", "--port", "0", "--bind", "127.0.0.1"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["DATABASE_URL"] = databaseURL
+        process.environment = environment
+        process.standardError = errors
+        try process.run()
+        port = try Self.readPort(from: errors.fileHandleForReading)
+    }
+
+    deinit {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// Sends SIGTERM and waits up to `timeout` for the process to end; returns its status.
+    func stop(timeout: Duration = .seconds(15)) -> Int32? {
+        guard process.isRunning else { return process.terminationStatus }
+        kill(process.processIdentifier, SIGTERM)
+        let deadline = ContinuousClock.now + timeout
+        while process.isRunning && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// Reads the server's log until its `serving port=N` line.
+    static func readPort(from handle: FileHandle) throws -> UInt16 {
+        var text = ""
+        let deadline = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < deadline {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            text += String(decoding: data, as: UTF8.self)
+            if let range = text.range(of: #"port=(\d+)"#, options: .regularExpression) {
+                return UInt16(text[range].dropFirst(5))!
+            }
+        }
+        throw PushTrackError("no_port", "the server did not print its port: \(text)")
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+
+extension IngestBatch {
+    /// One (app, message, device) pair, ordered so that every writer locks pairs alike.
+    struct PairKey: Hashable, Comparable {
+        let appId: String
+        let messageId: String
+        let deviceId: String
+
+        static func < (a: PairKey, b: PairKey) -> Bool {
+            (a.appId, a.messageId, a.deviceId) < (b.appId, b.messageId, b.deviceId)
+        }
+    }
+
+    struct MessageKey: Hashable, Comparable {
+        let appId: String
+        let messageId: String
+
+        static func < (a: MessageKey, b: MessageKey) -> Bool {
+            (a.appId, a.messageId) < (b.appId, b.messageId)
+        }
+    }
+
+    /// Folds the batch's push reports into their pairs' delivery state and returns the change
+    /// of the pairs' contributions, for the rollups.
+    ///
+    /// The reports of each pair are folded in Swift into one partial state, then merged into the
+    /// stored state by one `INSERT … ON CONFLICT DO UPDATE` (earliest times, summed counts, flags
+    /// OR-ed, first dimensions kept). The upsert locks each row (in key order) and returns both
+    /// the merged state and the state it merged into, so concurrent writers, in this process or
+    /// another, apply their reports to a pair one after the other and the rollup deltas are
+    /// exactly those of a single sequential writer.
+    func applyDeliveries(_ items: inout [Item], on connection: PostgresConnection, now: Date) throws
+        -> RollupDeltas
+    {
+        var reportsByPair: [PairKey: [Int]] = [:]
+        for (index, item) in items.enumerated() {
+            guard let messageId = item.messageId, let deviceId = item.event.deviceId,
+                PushReport(item.event) != nil
+            else { continue }
+            reportsByPair[
+                PairKey(appId: item.appId, messageId: messageId, deviceId: deviceId), default: []
+            ].append(index)
+        }
+        guard !reportsByPair.isEmpty else { return RollupDeltas([:]) }
+        let pairs = reportsByPair.keys.sorted()
+        var partial = DeliveryRows()
+        for pair in pairs {
+            var state = DeliveryState()
+            for index in reportsByPair[pair]! { state.apply(PushReport(items[index].event)!) }
+            partial.append(pair, state)
+        }
+        let rows = try partial.merge(on: connection, now: now)
+        guard rows.count == pairs.count else {
+            throw PushTrackError(
+                "delivery_rows_missing", "merged \(rows.count) of \(pairs.count) delivery rows")
+        }
+        var deltas: [MessageKey: Contribution] = [:]
+        for row in rows {
+            let pair = PairKey(
+                appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "",
+                deviceId: row.string("device_id") ?? "")
+            let before = Self.state(from: row, prefix: "prev_")
+            let after = Self.state(from: row, prefix: "")
+            // The outcome of each report is what it did to the pair, in batch order.
+            var replay = before
+            for index in reportsByPair[pair] ?? [] {
+                items[index].outcome = replay.apply(PushReport(items[index].event)!)
+            }
+            let message = MessageKey(appId: pair.appId, messageId: pair.messageId)
+            deltas[message, default: Contribution()] =
+                deltas[message, default: Contribution()]
+                + (Rollup.contribution(of: after) - Rollup.contribution(of: before))
+        }
+        return RollupDeltas(deltas)
+    }
+
+    /// A delivery state from a `deliveries` row; `prefix` "prev_" reads the state before the
+    /// last change.
+    static func state(from row: PostgresRow, prefix: String) -> DeliveryState {
+        DeliveryState(
+            firstArrivalAt: row.date(prefix + "first_arrival_at"),
+            arrivalReports: row.int(prefix + "arrival_reports") ?? 0,
+            foreground: row.bool(prefix + "foreground") ?? false,
+            firstClickAt: row.date(prefix + "first_click_at"),
+            clicks: row.int(prefix + "clicks") ?? 0, dismissedAt: row.date(prefix + "dismissed_at"),
+            platform: row.string(prefix + "platform"),
+            appVersion: row.string(prefix + "app_version"),
+            locale: row.string(prefix + "locale"))
+    }
+}
+
+/// Per-pair states as columns, for one set-based statement.
+struct DeliveryRows {
+    var appId: [String] = []
+    var messageId: [String] = []
+    var deviceId: [String] = []
+    var firstArrivalAt: [Date?] = []
+    var arrivalReports: [Int] = []
+    var foreground: [Bool] = []
+    var firstClickAt: [Date?] = []
+    var clicks: [Int] = []
+    var dismissedAt: [Date?] = []
+    var platform: [String?] = []
+    var appVersion: [String?] = []
+    var locale: [String?] = []
+
+    mutating func append(_ pair: IngestBatch.PairKey, _ state: DeliveryState) {
+        appId.append(pair.appId)
+        messageId.append(pair.messageId)
+        deviceId.append(pair.deviceId)
+        firstArrivalAt.append(state.firstArrivalAt)
+        arrivalReports.append(state.arrivalReports)
+        foreground.append(state.foreground)
+        firstClickAt.append(state.firstClickAt)
+        clicks.append(state.clicks)
+        dismissedAt.append(state.dismissedAt)
+        platform.append(state.platform)
+        appVersion.append(state.appVersion)
+        locale.append(state.locale)
+    }
+
+    static let stateColumns = [
+        "first_arrival_at", "arrival_reports", "foreground", "first_click_at", "clicks",
+        "dismissed_at", "platform",
+        "app_version", "locale",
+    ]
+
+    /// Merges these partial states into the stored ones (rows in key order, so that writers lock
+    /// alike) and returns, per pair, the merged state and the `prev_` state it merged into.
+    func merge(on connection: PostgresConnection, now: Date) throws -> PostgresRows {
+        let previous = Self.stateColumns.map { "prev_\($0) = d.\($0)" }.joined(separator: ", ")
+        let returned = Self.stateColumns.flatMap { [$0, "prev_\($0)"] }.joined(separator: ", ")
+        return try connection.query(
+            """
+            INSERT INTO deliveries AS d (app_id, message_id, device_id, \(Self.stateColumns.joined(separator: ", ")),
+                                         updated_at)
+            SELECT t.*, $13 FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[],
+                                      $6::boolean[], $7::timestamptz[], $8::int[], $9::timestamptz[], $10::text[],
+                                      $11::text[], $12::text[]) AS t
+            ORDER BY 1, 2, 3
+            ON CONFLICT (app_id, message_id, device_id) DO UPDATE SET
+                \(previous),
+                first_arrival_at = LEAST(d.first_arrival_at, excluded.first_arrival_at),
+                arrival_reports = d.arrival_reports + excluded.arrival_reports,
+                foreground = d.foreground OR excluded.foreground,
+                first_click_at = LEAST(d.first_click_at, excluded.first_click_at),
+                clicks = d.clicks + excluded.clicks,
+                dismissed_at = LEAST(d.dismissed_at, excluded.dismissed_at),
+                platform = COALESCE(d.platform, excluded.platform),
+                app_version = COALESCE(d.app_version, excluded.app_version),
+                locale = COALESCE(d.locale, excluded.locale),
+                updated_at = excluded.updated_at
+            RETURNING app_id, message_id, device_id, \(returned)
+            """,
+            [
+                appId, messageId, deviceId, firstArrivalAt, arrivalReports, foreground,
+                firstClickAt, clicks,
+                dismissedAt, platform, appVersion, locale, now,
+            ])
+    }
+}
+
+/// Contribution changes summed per message, written to the three rollup tables with
+/// `INSERT … ON CONFLICT DO UPDATE SET x = x + excluded.x`, keys in sorted order.
+struct RollupDeltas {
+    let deltas: [IngestBatch.MessageKey: Contribution]
+
+    init(_ deltas: [IngestBatch.MessageKey: Contribution]) {
+        self.deltas = deltas.filter { !$0.value.counters.isEmpty || !$0.value.latency.isEmpty }
+    }
+
+    static let counterColumns = [
+        "delivered", "confirmed", "foreground", "background", "opened", "clicks", "dismissed",
+        "duplicate_reports",
+    ]
+
+    func apply(on connection: PostgresConnection) throws {
+        guard !deltas.isEmpty else { return }
+        let messages = deltas.keys.sorted()
+        try applyBuckets(messages, on: connection)
+        try applyTotals(messages, on: connection)
+        try applyLatency(messages, on: connection)
+    }
+
+    /// `SET delivered = t.delivered + excluded.delivered, …` for the counter columns.
+    private static func increments(_ table: String) -> String {
+        counterColumns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
+    }
+
+    private static func counterArrays(_ counters: [RollupCounters]) -> [(any PostgresEncodable)?] {
+        (0..<counterColumns.count).map { column in counters.map { $0.values[column] } }
+    }
+
+    private func applyBuckets(
+        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection
+    ) throws {
+        var keys: [(IngestBatch.MessageKey, RollupKey)] = []
+        for message in messages {
+            let byKey = deltas[message]!.counters
+            let sorted = byKey.keys.sorted {
+                ($0.bucket, $0.platform, $0.appVersion, $0.locale) < (
+                    $1.bucket, $1.platform, $1.appVersion, $1.locale
+                )
+            }
+            keys += sorted.map { (message, $0) }
+        }
+        guard !keys.isEmpty else { return }
+        let counters = keys.map { deltas[$0.0]!.counters[$0.1]! }
+        let columns = Self.counterColumns.joined(separator: ", ")
+        _ = try connection.query(
+            """
+            INSERT INTO message_rollups (app_id, message_id, bucket, platform, app_version, locale, \(columns))
+            SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[],
+                                 $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
+                                 $12::bigint[], $13::bigint[], $14::bigint[])
+            ON CONFLICT (app_id, message_id, bucket, platform, app_version, locale)
+            DO UPDATE SET \(Self.increments("message_rollups"))
+            """,
+            [
+                keys.map(\.0.appId), keys.map(\.0.messageId), keys.map(\.1.bucket),
+                keys.map(\.1.platform),
+                keys.map(\.1.appVersion), keys.map(\.1.locale),
+            ] + Self.counterArrays(counters))
+    }
+
+    private func applyTotals(
+        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection
+    ) throws {
+        let totals = messages.map { deltas[$0]!.counters.values.reduce(RollupCounters.zero, +) }
+        let columns = Self.counterColumns.joined(separator: ", ")
+        _ = try connection.query(
+            """
+            INSERT INTO message_totals (app_id, message_id, \(columns))
+            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
+                                 $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
+            ON CONFLICT (app_id, message_id) DO UPDATE SET \(Self.increments("message_totals"))
+            """,
+            [messages.map(\.appId), messages.map(\.messageId)] + Self.counterArrays(totals))
+    }
+
+    private func applyLatency(
+        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection
+    ) throws {
+        var rows: [(IngestBatch.MessageKey, Int, Int)] = []
+        for message in messages {
+            for (bin, pairs) in deltas[message]!.latency.sorted(by: { $0.key < $1.key }) {
+                rows.append((message, bin, pairs))
+            }
+        }
+        guard !rows.isEmpty else { return }
+        _ = try connection.query(
+            """
+            INSERT INTO message_open_latency (app_id, message_id, bin, pairs)
+            SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[])
+            ON CONFLICT (app_id, message_id, bin) DO UPDATE SET pairs = message_open_latency.pairs + excluded.pairs
+            """,
+            [rows.map(\.0.appId), rows.map(\.0.messageId), rows.map(\.1), rows.map(\.2)])
+    }
+}

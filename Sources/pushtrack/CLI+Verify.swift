@@ -1,0 +1,41 @@
+import Foundation
+import PushTrackServer
+
+extension CLI {
+    /// `pushtrack verify`: the aggregates recomputed from the raw log, compared with the stored ones.
+    static func verify(_ arguments: [String], environment: [String: String]) throws -> Int32 {
+        if wantsHelp(arguments) {
+            print(
+                """
+                usage: pushtrack verify [--max-differences N]
+
+                Recomputes the delivery state of every (message, device) pair and every rollup from
+                the raw event log, in one consistent snapshot, and prints each stored value that
+                differs. Exit status 0 when everything matches, 1 when something differs.
+                """)
+            return 0
+        }
+        let options = try Options(arguments, known: ["--max-differences"])
+        try options.noPositionals()
+        let limit =
+            try options.value("--max-differences").map { text -> Int in
+                guard let value = Int(text), value >= 0 else {
+                    throw UsageError("--max-differences must be a whole number, not '\(text)'")
+                }
+                return value
+            } ?? 50
+        let summary = try Verifier(connection: try connect(environment)).run()
+        for difference in summary.differences.prefix(limit) { print("differs: \(difference)") }
+        if summary.differences.count > limit {
+            print("… and \(summary.differences.count - limit) more")
+        }
+        let counts =
+            "\(summary.events) reports, \(summary.pairs) pairs, \(summary.rollupRows) rollup rows"
+        if summary.differences.isEmpty {
+            print("verify: OK (\(counts))")
+            return 0
+        }
+        print("verify: \(summary.differences.count) differences (\(counts))")
+        return 1
+    }
+}

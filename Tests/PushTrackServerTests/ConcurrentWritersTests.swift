@@ -1,0 +1,142 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+import PushTrackTesting
+import Synchronization
+import Testing
+
+@testable import PushTrackServer
+
+/// A small seeded generator, so that a failing case can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// The reports of a traffic sample: what each (message, device) pair's clients sent, with
+/// repeats, retries and taps before arrivals, and the totals they must give.
+struct ReportSample {
+    var reports: [String] = []
+    var expected: [String: RollupCounters] = [:]
+
+    init(seed: UInt64, messages: Int, devices: Int) {
+        var random = SplitMix64(state: seed)
+        let base = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
+        for m in 0..<messages {
+            var states: [DeliveryState] = []
+            for d in 0..<devices {
+                var state = DeliveryState()
+                var pair: [String] = []
+                let message = "m\(m)"
+                let device = "d\(d)"
+                let arrivals = Int.random(in: 0...3, using: &random)
+                for a in 0..<arrivals {
+                    let foreground = Bool.random(using: &random)
+                    let time = base + Int64.random(in: 0...60_000, using: &random)
+                    let path = foreground ? foregroundPath : extensionPath
+                    // Half the arrivals carry an eventId; the others are keyed by their timestamp.
+                    let event =
+                        Bool.random(using: &random)
+                        ? pushEvent(
+                            messageId: message, deviceId: device, eventId: "a\(m)-\(d)-\(a)",
+                            timestamp: String(time), extra: path)
+                        : pushEvent(
+                            messageId: message, deviceId: device,
+                            timestamp: String(time + Int64(a)), extra: path)
+                    pair.append(event)
+                    state.apply(PushReport(kind: .arrival(foreground: foreground), time: Date()))
+                }
+                for c in 0..<Int.random(in: 0...2, using: &random) {
+                    pair.append(
+                        pushEvent(
+                            category: "push_click", messageId: message, deviceId: device,
+                            eventId: "c\(m)-\(d)-\(c)",
+                            timestamp: String(base + 120_000 + Int64(c))))
+                    state.apply(PushReport(kind: .click, time: Date()))
+                }
+                if Int.random(in: 0..<10, using: &random) == 0 {
+                    pair.append(
+                        pushEvent(
+                            category: "push_dismiss", messageId: message, deviceId: device,
+                            eventId: "x\(m)-\(d)"))
+                    state.apply(PushReport(kind: .dismiss, time: Date()))
+                }
+                // Retries: the same request sent again (same eventId or same key).
+                for report in pair where Int.random(in: 0..<4, using: &random) == 0 {
+                    pair.append(report)
+                }
+                reports += pair
+                states.append(state)
+            }
+            expected["m\(m)"] = states.map {
+                Rollup.contribution(of: $0).counters.values.reduce(.zero, +)
+            }
+            .reduce(.zero, +)
+        }
+    }
+}
+
+@Suite("Concurrent writers")
+struct ConcurrentWritersTests {
+    /// The same multiset of reports, shuffled and split into random batches, sent through two
+    /// server processes on one database by several clients at once, gives the same counts as
+    /// the sequential model, every time, and `verify` finds nothing.
+    @Test(arguments: [UInt64(1), 2])
+    func twoProcessesGiveTheSequentialCounts(shuffleSeed: UInt64) throws {
+        let sample = ReportSample(seed: 42, messages: 3, devices: 80)
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        try LiveServer.migrator().migrate(db)
+        try Maintenance.ensurePartitions(db)
+        let app = try Credentials.createApp(name: "concurrency", on: db)
+        let servers = [try ServerProcess(databaseURL: url), try ServerProcess(databaseURL: url)]
+
+        var random = SplitMix64(state: shuffleSeed)
+        var reports = sample.reports
+        reports.shuffle(using: &random)
+        var batches: [[String]] = []
+        while !reports.isEmpty {
+            let size = min(reports.count, Int.random(in: 1...25, using: &random))
+            batches.append(Array(reports.prefix(size)))
+            reports.removeFirst(size)
+        }
+        let ports = servers.map(\.port)
+        let requests = batches
+        let failures = Mutex<[String]>([])
+        let clients = 6
+        DispatchQueue.concurrentPerform(iterations: clients) { client in
+            for (index, batch) in requests.enumerated() where index % clients == client {
+                let port = ports[index % ports.count]
+                do {
+                    let response = try TestHTTP.request(
+                        port: port, "POST", "/customer-track/upload-event",
+                        headers: [
+                            ("X-App-Key", app.writeKey), ("Content-Type", "application/json"),
+                        ],
+                        body: Array("[\(batch.joined(separator: ","))]".utf8))
+                    if response.status != 200 {
+                        failures.withLock { $0.append("\(response.status) \(response.text)") }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        #expect(failures.withLock { $0 } == [])
+        for (message, expected) in sample.expected {
+            #expect(try totals(db, message: message) == expected, "message \(message)")
+        }
+        let verify = try Verifier(connection: db).run()
+        #expect(verify.differences.isEmpty, "\(verify.differences.prefix(5))")
+        let pairs = try db.query("SELECT count(*) AS n FROM deliveries")[0].int("n")
+        #expect(verify.pairs == pairs)
+        for server in servers { #expect(server.stop() == 0) }
+    }
+}

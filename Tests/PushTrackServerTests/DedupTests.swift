@@ -1,0 +1,221 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+import PushTrackTesting
+import Testing
+
+@testable import PushTrackServer
+
+/// One row per client failure mode of DESIGN.md section 1, with the exact counts it must give.
+struct DedupScenario: Sendable, CustomStringConvertible {
+    let name: String
+    /// Requests in order; each is a list of events (a single event is a one-element list).
+    let requests: [[String]]
+    let expected: RollupCounters
+    /// Duplicates answered over all requests (retries).
+    var answeredDuplicates = 0
+
+    var description: String { name }
+}
+
+/// A push report for message `msg`, device `dev`, with an optional eventId and extra fields.
+func report(
+    _ category: String, _ eventId: String?, extra: String = "", message: String = "msg",
+    device: String = "dev"
+) -> String {
+    pushEvent(
+        category: category, messageId: message, deviceId: device, eventId: eventId, extra: extra)
+}
+
+let foregroundPath = "\"appActive\":true,\"source\":\"foreground\""
+let extensionPath = "\"appActive\":false,\"source\":\"extension\""
+
+let dedupScenarios: [DedupScenario] = [
+    DedupScenario(
+        name: "both paths report one arrival",
+        requests: [
+            [report("push_arrival", "a1", extra: extensionPath)],
+            [report("push_arrival", "a2", extra: foregroundPath)],
+        ],
+        expected: RollupCounters(delivered: 1, confirmed: 1, foreground: 1, duplicateReports: 1)),
+    DedupScenario(
+        name: "the extension runs twice",
+        requests: [
+            [report("push_arrival", "a1", extra: extensionPath)],
+            [report("push_arrival", "a2", extra: extensionPath)],
+        ],
+        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1, duplicateReports: 1)),
+    DedupScenario(
+        name: "a retried request",
+        requests: [
+            [report("push_arrival", "a1", extra: extensionPath)],
+            [report("push_arrival", "a1", extra: extensionPath)],
+        ],
+        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1), answeredDuplicates: 1),
+    DedupScenario(
+        name: "a retry without eventId: same pair, category and timestamp",
+        requests: [
+            [pushEvent(messageId: "msg", deviceId: "dev", timestamp: "1764403200000")],
+            [pushEvent(messageId: "msg", deviceId: "dev", timestamp: "1764403200000")],
+        ],
+        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1), answeredDuplicates: 1),
+    DedupScenario(
+        name: "the tap arrives before the arrival",
+        requests: [
+            [report("push_click", "c1")], [report("push_arrival", "a1", extra: extensionPath)],
+        ],
+        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1, opened: 1, clicks: 1)),
+    DedupScenario(
+        name: "a tap and no arrival ever (the extension's report was lost)",
+        requests: [[report("push_click", "c1")]],
+        expected: RollupCounters(delivered: 1, opened: 1, clicks: 1)),
+    DedupScenario(
+        name: "duplicates inside one batch",
+        requests: [
+            [
+                report("push_arrival", "a1", extra: extensionPath),
+                report("push_arrival", "a2", extra: foregroundPath),
+                report("push_arrival", "a1", extra: extensionPath), report("push_click", "c1"),
+                report("push_click", "c1"),
+            ]
+        ],
+        expected: RollupCounters(
+            delivered: 1, confirmed: 1, foreground: 1, opened: 1, clicks: 1, duplicateReports: 1),
+        answeredDuplicates: 2),
+    DedupScenario(
+        name: "two distinct taps and a retried one",
+        requests: [
+            [report("push_arrival", "a1")], [report("push_click", "c1")],
+            [report("push_click", "c2")], [report("push_click", "c1")],
+        ],
+        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1, opened: 1, clicks: 2),
+        answeredDuplicates: 1),
+    DedupScenario(
+        name: "dismissed, and a click whose action is dismiss",
+        requests: [
+            [report("push_arrival", "a1")],
+            [report("push_click", "d1", extra: "\"action\":\"dismiss\"")],
+        ],
+        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1, dismissed: 1)),
+    DedupScenario(
+        name: "a dismissal alone is not a delivery",
+        requests: [[report("push_dismiss", "d1")]],
+        expected: RollupCounters(dismissed: 1)),
+]
+
+@Suite("Deduplication and delivery state")
+struct DedupTests {
+    @Test(arguments: dedupScenarios)
+    func scenarioGivesExactCounts(_ scenario: DedupScenario) throws {
+        let server = try LiveServer()
+        var duplicates = 0
+        for request in scenario.requests {
+            let response = try server.upload("[" + request.joined(separator: ",") + "]")
+            #expect(response.status == 200, "\(response.text)")
+            duplicates += json(response)["duplicates"] as? Int ?? 0
+        }
+        #expect(duplicates == scenario.answeredDuplicates)
+        #expect(try totals(server.db, message: "msg") == scenario.expected)
+        let verify = try Verifier(connection: server.db).run()
+        #expect(verify.differences.isEmpty, "\(verify.differences)")
+    }
+
+    @Test func rawLogKeepsEveryReportWithItsOutcome() throws {
+        let server = try LiveServer()
+        _ = try server.upload(
+            "[\(report("push_click", "c1")), \(report("push_arrival", "a1")), \(report("push_arrival", "a2")), "
+                + "{\"pageId\":\"home\",\"category\":\"page_view\",\"deviceId\":\"dev\"}]")
+        let outcomes = try server.db.query("SELECT outcome FROM events ORDER BY event_seq").map {
+            $0.string("outcome")
+        }
+        #expect(outcomes == ["first_click", "confirms_inferred", "duplicate_arrival", "generic"])
+        let pair = try server.db.query(
+            "SELECT arrival_reports, clicks, first_arrival_at IS NOT NULL AS arrived FROM deliveries"
+        )
+        #expect(pair.count == 1)
+        #expect(pair[0].int("arrival_reports") == 2)
+        #expect(pair[0].int("clicks") == 1)
+        #expect(pair[0].bool("arrived") == true)
+    }
+
+    @Test func arrivalTimeIsTheEarliestReported() throws {
+        let server = try LiveServer()
+        let now = Int64(Date().timeIntervalSince1970 * 1000)
+        _ = try server.upload(
+            pushEvent(
+                messageId: "msg", deviceId: "dev", eventId: "late", timestamp: String(now - 1000)))
+        _ = try server.upload(
+            pushEvent(
+                messageId: "msg", deviceId: "dev", eventId: "early", timestamp: String(now - 5000)))
+        let row = try server.db.query(
+            "SELECT (extract(epoch FROM first_arrival_at) * 1000)::bigint AS ms FROM deliveries")
+        #expect(Int64(row[0].int("ms") ?? 0) == now - 5000)
+    }
+
+    @Test func eventsOfAnUnregisteredMessageGoToTheCampaignTheyCarry() throws {
+        let server = try LiveServer()
+        _ = try server.upload(report("push_arrival", "a1", message: "m-carried", device: "d1"))
+        _ = try server.upload(
+            report(
+                "push_arrival", "a2", extra: "\"campaignId\":\"spring\"", message: "m-carried",
+                device: "d2"))
+        _ = try server.upload(report("push_arrival", "a3", message: "m-alone", device: "d1"))
+        let rows = try server.db.query(
+            "SELECT message_id, campaign_id, registered FROM messages ORDER BY message_id")
+        #expect(rows.map { $0.string("campaign_id") } == ["m-alone", "spring"])
+        #expect(rows.map { $0.bool("registered") } == [false, false])
+    }
+
+    @Test func legacyReportsAreAttributedByTitleToTheClosestEarlierSend() throws {
+        let server = try LiveServer()
+        let now = Date()
+        for (message, hoursAgo) in [
+            ("m-old", 80.0), ("m-earlier", 5.0), ("m-latest", 1.0), ("m-future", -1.0),
+        ] {
+            _ = try server.db.query(
+                "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES ($1, 'c', $2, 'Sale', $3, 10)",
+                [server.app.appId, message, now - hoursAgo * 3600])
+        }
+        let legacy =
+            "{\"pageId\":\"push\",\"category\":\"push_arrival\",\"label\":\"push_Sale\",\"deviceId\":\"d1\",\"eventId\":\"l1\"}"
+        let unmatched =
+            "{\"pageId\":\"push\",\"category\":\"push_click\",\"label\":\"push_Other\",\"deviceId\":\"d1\",\"eventId\":\"l2\"}"
+        let response = try server.upload("[\(legacy), \(unmatched)]")
+        #expect(json(response)["accepted"] as? Int == 2)
+        #expect(
+            try totals(server.db, message: "m-latest")
+                == RollupCounters(delivered: 1, confirmed: 1, background: 1))
+        let rows = try server.db.query(
+            "SELECT outcome, message_id, attributed_message_id FROM events ORDER BY event_seq")
+        #expect(rows.map { $0.string("outcome") } == ["first_arrival", "unattributed"])
+        #expect(rows.map { $0.string("attributed_message_id") } == ["m-latest", nil])
+        #expect(rows.map { $0.string("message_id") } == [nil, nil])
+        #expect(
+            try server.count(
+                "SELECT sum(reports)::int AS n FROM unattributed_reports WHERE category = 'push_click'"
+            ) == 1)
+        let verify = try Verifier(connection: server.db).run()
+        #expect(verify.differences.isEmpty, "\(verify.differences)")
+    }
+
+    @Test func verifyFindsATamperedAggregate() throws {
+        let server = try LiveServer()
+        _ = try server.upload("[\(report("push_arrival", "a1")), \(report("push_click", "c1"))]")
+        #expect(try Verifier(connection: server.db).run().differences.isEmpty)
+        _ = try server.db.query("UPDATE message_totals SET clicks = clicks + 1")
+        _ = try server.db.query("UPDATE deliveries SET arrival_reports = 5")
+        let differences = try Verifier(connection: server.db).run().differences
+        #expect(Set(differences.map(\.table)) == ["message_totals", "deliveries"])
+        let result = try Binary.run(["verify"], databaseURL: server.databaseURL)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("verify: 2 differences"))
+    }
+}
+
+/// A message's totals as stored.
+func totals(_ db: PostgresConnection, message: String) throws -> RollupCounters {
+    let columns = RollupDeltas.counterColumns.joined(separator: ", ")
+    let rows = try db.query(
+        "SELECT \(columns) FROM message_totals WHERE message_id = $1", [message])
+    return rows.first.map(Verifier.counters) ?? .zero
+}
