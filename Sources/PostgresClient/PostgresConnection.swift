@@ -32,6 +32,8 @@ public final class PostgresConnection {
     private let handle: OpaquePointer
     /// Set when a failure left the session in doubt; `PostgresWorkerPool` resets before reuse.
     private(set) var needsReset = false
+    /// Server-side prepared statements of this session, by SQL text.
+    private var preparedStatements: [String: String] = [:]
 
     /// Connects, blocking for at most `connect_timeout` (3 s by default) per address tried.
     ///
@@ -81,6 +83,7 @@ public final class PostgresConnection {
                 connectionLost: true)
         }
         needsReset = false
+        preparedStatements.removeAll()
     }
 
     /// Runs one statement with text parameters bound to `$1`, `$2`, … (the extended protocol, as
@@ -92,6 +95,39 @@ public final class PostgresConnection {
     public func query(
         _ sql: String, _ parameters: [(any PostgresEncodable)?] = []
     ) throws(PostgresError) -> PostgresRows {
+        let texts = try Self.texts(parameters)
+        let sent = withCStringArray(texts) { values in
+            PQsendQueryParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
+        }
+        return try results(sent: sent == 1, operation: .query)
+    }
+
+    /// Like `query`, but the statement is parsed and planned once per session: it is prepared on
+    /// the server the first time this SQL text is run and reused afterwards. For the statements
+    /// a hot path runs again and again (the ingestion writer's); only `SELECT`, `INSERT`,
+    /// `UPDATE`, `DELETE` and `WITH` statements can be prepared.
+    public func queryPrepared(
+        _ sql: String, _ parameters: [(any PostgresEncodable)?] = []
+    ) throws(PostgresError) -> PostgresRows {
+        let texts = try Self.texts(parameters)
+        let name: String
+        if let existing = preparedStatements[sql] {
+            name = existing
+        } else {
+            name = "pt_\(preparedStatements.count)"
+            _ = try results(sent: PQsendPrepare(handle, name, sql, 0, nil) == 1, operation: .query)
+            preparedStatements[sql] = name
+        }
+        let sent = withCStringArray(texts) { values in
+            PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
+        }
+        return try results(sent: sent == 1, operation: .query)
+    }
+
+    /// The parameters as text, refusing a NUL byte (PostgreSQL text cannot hold one).
+    private static func texts(_ parameters: [(any PostgresEncodable)?]) throws(PostgresError)
+        -> [String?]
+    {
         let texts = parameters.map { $0?.postgresText }
         if let position = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
             throw PostgresError(
@@ -100,10 +136,7 @@ public final class PostgresConnection {
                     "parameter $\(position + 1) contains a NUL byte, which PostgreSQL text cannot hold"
             )
         }
-        let sent = withCStringArray(texts) { values in
-            PQsendQueryParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
-        }
-        return try results(sent: sent == 1, operation: .query)
+        return texts
     }
 
     /// Runs SQL over the simple-query protocol: no parameters, but several statements separated

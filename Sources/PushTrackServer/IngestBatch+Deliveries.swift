@@ -52,7 +52,7 @@ extension IngestBatch {
             for index in reportsByPair[pair]! { state.apply(PushReport(items[index].event)!) }
             partial.append(pair, state)
         }
-        let rows = try partial.merge(on: connection, now: now)
+        let rows = try partial.merge(on: connection, now: now, prepared: prepared)
         guard rows.count == pairs.count else {
             throw PushTrackError(
                 "delivery_rows_missing", "merged \(rows.count) of \(pairs.count) delivery rows")
@@ -130,10 +130,12 @@ struct DeliveryRows {
 
     /// Merges these partial states into the stored ones (rows in key order, so that writers lock
     /// alike) and returns, per pair, the merged state and the `prev_` state it merged into.
-    func merge(on connection: PostgresConnection, now: Date) throws -> PostgresRows {
+    func merge(on connection: PostgresConnection, now: Date, prepared: Bool) throws -> PostgresRows
+    {
         let previous = Self.stateColumns.map { "prev_\($0) = d.\($0)" }.joined(separator: ", ")
         let returned = Self.stateColumns.flatMap { [$0, "prev_\($0)"] }.joined(separator: ", ")
-        return try connection.query(
+        return try connection.ingest(
+            prepared: prepared,
             """
             INSERT INTO deliveries AS d (app_id, message_id, device_id, \(Self.stateColumns.joined(separator: ", ")),
                                          updated_at)
@@ -177,12 +179,12 @@ struct RollupDeltas {
         "duplicate_reports",
     ]
 
-    func apply(on connection: PostgresConnection) throws {
+    func apply(on connection: PostgresConnection, prepared: Bool) throws {
         guard !deltas.isEmpty else { return }
         let messages = deltas.keys.sorted()
-        try applyBuckets(messages, on: connection)
-        try applyTotals(messages, on: connection)
-        try applyLatency(messages, on: connection)
+        try applyBuckets(messages, on: connection, prepared: prepared)
+        try applyTotals(messages, on: connection, prepared: prepared)
+        try applyLatency(messages, on: connection, prepared: prepared)
     }
 
     /// `SET delivered = t.delivered + excluded.delivered, …` for the counter columns.
@@ -195,7 +197,7 @@ struct RollupDeltas {
     }
 
     private func applyBuckets(
-        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection
+        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection, prepared: Bool
     ) throws {
         var keys: [(IngestBatch.MessageKey, RollupKey)] = []
         for message in messages {
@@ -210,7 +212,8 @@ struct RollupDeltas {
         guard !keys.isEmpty else { return }
         let counters = keys.map { deltas[$0.0]!.counters[$0.1]! }
         let columns = Self.counterColumns.joined(separator: ", ")
-        _ = try connection.query(
+        _ = try connection.ingest(
+            prepared: prepared,
             """
             INSERT INTO message_rollups (app_id, message_id, bucket, platform, app_version, locale, \(columns))
             SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[],
@@ -227,11 +230,12 @@ struct RollupDeltas {
     }
 
     private func applyTotals(
-        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection
+        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection, prepared: Bool
     ) throws {
         let totals = messages.map { deltas[$0]!.counters.values.reduce(RollupCounters.zero, +) }
         let columns = Self.counterColumns.joined(separator: ", ")
-        _ = try connection.query(
+        _ = try connection.ingest(
+            prepared: prepared,
             """
             INSERT INTO message_totals (app_id, message_id, \(columns))
             SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
@@ -242,7 +246,7 @@ struct RollupDeltas {
     }
 
     private func applyLatency(
-        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection
+        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection, prepared: Bool
     ) throws {
         var rows: [(IngestBatch.MessageKey, Int, Int)] = []
         for message in messages {
@@ -251,7 +255,8 @@ struct RollupDeltas {
             }
         }
         guard !rows.isEmpty else { return }
-        _ = try connection.query(
+        _ = try connection.ingest(
+            prepared: prepared,
             """
             INSERT INTO message_open_latency (app_id, message_id, bin, pairs)
             SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[])

@@ -45,6 +45,14 @@ enum IngestFailure: Error, Sendable {
 ///    (one per message and bucket), so they come last: they stay locked only until the commit.
 struct IngestBatch {
     let jobs: [IngestJob]
+    /// Small batches run prepared statements (parsed and planned once per connection); large
+    /// ones are planned each time, since a generic plan misjudges large arrays.
+    let prepared: Bool
+
+    init(jobs: [IngestJob]) {
+        self.jobs = jobs
+        prepared = jobs.reduce(0) { $0 + $1.events.count } <= 200
+    }
 
     /// A report that is not a retry, on its way to the raw log.
     struct Item {
@@ -93,7 +101,7 @@ struct IngestBatch {
         for item in items { rows.append(item) }
         try rows.insert(on: connection)
         try countUnattributed(items, on: connection)
-        try deltas.apply(on: connection)
+        try deltas.apply(on: connection, prepared: prepared)
         return outcomes
     }
 
@@ -108,7 +116,8 @@ struct IngestBatch {
         }
         guard !keys.isEmpty else { return [] }
         let sorted = keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
-        let rows = try connection.query(
+        let rows = try connection.ingest(
+            prepared: prepared,
             """
             INSERT INTO report_keys (app_id, report_key, first_seen)
             SELECT a, k, $3 FROM unnest($1::text[], $2::text[]) AS t(a, k) ORDER BY a, k
@@ -135,7 +144,8 @@ struct IngestBatch {
         }
         guard !legacy.isEmpty else { return }
         let titles = legacy.map { Self.title(fromLabel: items[$0].event.label) }
-        let rows = try connection.query(
+        let rows = try connection.ingest(
+            prepared: prepared,
             """
             SELECT t.i, (
                 SELECT s.message_id FROM sends s
@@ -185,14 +195,16 @@ struct IngestBatch {
             sorted.map(\.appId), sorted.map(\.key), sorted.map { campaigns[$0]! },
         ]
         // DO NOTHING leaves existing rows unlocked: messages are hot rows, shared by every batch.
-        _ = try connection.query(
+        _ = try connection.ingest(
+            prepared: prepared,
             """
             INSERT INTO messages (app_id, message_id, campaign_id)
             SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1, 2
             ON CONFLICT (app_id, message_id) DO NOTHING
             """, columns)
         if sorted.contains(where: { campaigns[$0] != $0.key }) {
-            _ = try connection.query(
+            _ = try connection.ingest(
+                prepared: prepared,
                 """
                 UPDATE messages m SET campaign_id = t.c
                 FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, mid, c)
@@ -211,7 +223,8 @@ struct IngestBatch {
         }
         guard !counts.isEmpty else { return }
         let keys = counts.keys.sorted { $0.lexicographicallyPrecedes($1) }
-        _ = try connection.query(
+        _ = try connection.ingest(
+            prepared: prepared,
             """
             INSERT INTO unattributed_reports (app_id, day, category, reports)
             SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[]) ORDER BY 1, 2, 3
@@ -219,5 +232,14 @@ struct IngestBatch {
             DO UPDATE SET reports = unattributed_reports.reports + excluded.reports
             """,
             [keys.map { $0[0] }, keys.map { $0[1] }, keys.map { $0[2] }, keys.map { counts[$0]! }])
+    }
+}
+
+extension PostgresConnection {
+    /// A statement of the ingestion writer, prepared or not (see ``IngestBatch/prepared``).
+    func ingest(prepared: Bool, _ sql: String, _ parameters: [(any PostgresEncodable)?]) throws
+        -> PostgresRows
+    {
+        prepared ? try queryPrepared(sql, parameters) : try query(sql, parameters)
     }
 }
