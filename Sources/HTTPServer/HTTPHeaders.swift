@@ -13,10 +13,20 @@ public struct HTTPHeaders: Sendable {
 
     /// The value of the field `name` (case-insensitive), or nil when absent.
     public subscript(name: String) -> String? {
-        let wanted = name.lowercased()
-        let values = all.lazy.filter { $0.name.lowercased() == wanted }.map(\.value)
+        let values = all.lazy.filter { Self.sameName($0.name, name) }.map(\.value)
         guard let first = values.first else { return nil }
         let rest = values.dropFirst()
         return rest.isEmpty ? first : ([first] + rest).joined(separator: ", ")
+    }
+
+    /// ASCII case-insensitive equality, without building lower-cased copies (field names are
+    /// ASCII tokens).
+    static func sameName(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count
+            && zip(a.utf8, b.utf8).allSatisfy { x, y in
+                x == y
+                    || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a")
+                        && (x | 0x20) <= UInt8(ascii: "z"))
+            }
     }
 }

@@ -26,13 +26,21 @@ extension PostgresEncodable {
 
 /// `text` double-quoted for an array literal, with `"` and `\` backslash-escaped.
 func quotedArrayElement(_ text: String) -> String {
-    var quoted = "\""
-    for scalar in text.unicodeScalars {
-        if scalar == "\"" || scalar == "\\" { quoted.unicodeScalars.append("\\") }
-        quoted.unicodeScalars.append(scalar)
+    var text = text
+    return text.withUTF8 { utf8 in
+        // Works on bytes: `"` and `\` are ASCII, so no multi-byte sequence contains them.
+        var quoted: [UInt8] = []
+        quoted.reserveCapacity(utf8.count + 2)
+        quoted.append(UInt8(ascii: "\""))
+        for byte in utf8 {
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                quoted.append(UInt8(ascii: "\\"))
+            }
+            quoted.append(byte)
+        }
+        quoted.append(UInt8(ascii: "\""))
+        return String(decoding: quoted, as: UTF8.self)
     }
-    quoted.unicodeScalars.append("\"")
-    return quoted
 }
 
 extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement {
