@@ -24,6 +24,36 @@ static inline unsigned int pt_mhd_server_flags(void) {
         | MHD_ALLOW_SUSPEND_RESUME;
 }
 
+static inline int pt_hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+/// Percent-decoding of paths and query arguments (`MHD_OPTION_UNESCAPE_CALLBACK`) that leaves
+/// `%00` as it stands. libmicrohttpd's default decodes it to a NUL, and the access handler gets
+/// the path as a C string cut at that NUL: `/customer-track/upload-event%00.php` reached the
+/// ingestion route. Kept as text, such a path matches no route, and no query value holds a NUL.
+static inline size_t pt_mhd_unescape(void *cls, struct MHD_Connection *connection, char *text) {
+    char *read = text;
+    char *write = text;
+    int high, low;
+    (void)cls;
+    (void)connection;
+    while (*read != '\0') {
+        if (read[0] == '%' && (high = pt_hex_value(read[1])) >= 0
+            && (low = pt_hex_value(read[2])) >= 0 && (high | low) != 0) {
+            *write++ = (char)(high << 4 | low);
+            read += 3;
+        } else {
+            *write++ = *read++;
+        }
+    }
+    *write = '\0';
+    return (size_t)(write - text);
+}
+
 /// `MHD_start_daemon` is variadic and not imported by Swift: this fixes the option list the
 /// server uses. `bind_address` is a numeric IPv4 or IPv6 address, or NULL for every IPv4
 /// interface. A `connection_memory_limit` of 0 leaves libmicrohttpd's default. Returns NULL with
@@ -68,6 +98,7 @@ static inline struct MHD_Daemon *pt_mhd_start(
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
+        MHD_OPTION_UNESCAPE_CALLBACK, pt_mhd_unescape, NULL,
         MHD_OPTION_ARRAY, optional,
         MHD_OPTION_END);
 }

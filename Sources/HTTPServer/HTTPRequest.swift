@@ -4,7 +4,8 @@ import Foundation
 public struct HTTPRequest: Sendable {
     /// The method in upper case, e.g. "GET".
     public let method: String
-    /// The percent-decoded path without the query string, e.g. "/api/v1/campaigns/7".
+    /// The percent-decoded path without the query string, e.g. "/api/v1/campaigns/7"; `%00`
+    /// is left as it is, so a path never holds a NUL.
     public let path: String
     /// The decoded query parameters; for a repeated name the last value wins.
     public let query: [String: String]

@@ -211,6 +211,12 @@ private func accessHandler(
         let request = RequestContext(connection: connection)
         requestSlot.pointee = Unmanaged.passRetained(request).toOpaque()
         server.began(request)
+        if let problem = ambiguousLength(connection) {
+            // Answered before the body is read, and the connection closed: where the body ends
+            // is unknown, so nothing after the header block can be trusted as a next request.
+            request.state.withLock { $0.phase = .answered }
+            return queue(problem, on: connection, closing: true)
+        }
         guard let length = contentLength(connection) else { return mhdYes }
         guard length <= server.maxBodyBytes else {
             // Answering before the body is read: libmicrohttpd skips `100 Continue`, never
@@ -321,7 +327,8 @@ private func makeRequest(
     }
     return HTTPRequest(
         method: method.map { String(cString: $0).uppercased() } ?? "GET",
-        // libmicrohttpd has already cut the query string off and percent-decoded the path.
+        // libmicrohttpd has already cut the query string off and percent-decoded the path
+        // (all but `%00`, see `pt_mhd_unescape`).
         path: url.map { String(cString: $0) } ?? "/",
         query: query, headers: HTTPHeaders(headers), body: body, receivedAt: receivedAt)
 }
@@ -357,7 +364,14 @@ private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(
 }
 
 private func contentLength(_ connection: OpaquePointer) -> Int? {
-    let name = "Content-Length"
+    // An unparsable or overflowing length is left to libmicrohttpd, which rejects it.
+    headerValue("Content-Length", of: connection).flatMap {
+        Int($0.trimmingCharacters(in: .whitespaces))
+    }
+}
+
+/// The first value of the header field `name` (case-insensitive), or nil when absent.
+private func headerValue(_ name: String, of connection: OpaquePointer) -> String? {
     var length = 0
     var value: UnsafePointer<CChar>?
     guard
@@ -366,9 +380,31 @@ private func contentLength(_ connection: OpaquePointer) -> Int? {
             == mhdYes,
         let value
     else { return nil }
-    let text = String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
-    // An unparsable or overflowing length is left to libmicrohttpd, which rejects it.
-    return Int(text.trimmingCharacters(in: .whitespaces))
+    return String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
+}
+
+/// A 400 when the header block does not say unambiguously where the body ends: both
+/// `Content-Length` and `Transfer-Encoding`, or `Content-Length` fields that disagree.
+///
+/// libmicrohttpd 0.9.75 reads such a body chunked, or by the first length, while a proxy in
+/// front may have used the other: the shape of request smuggling, which RFC 9112 section 6.3
+/// says to answer with 400 and a closed connection. Equal repeated lengths are one length
+/// (RFC 9110 section 8.6).
+private func ambiguousLength(_ connection: OpaquePointer) -> HTTPResponse? {
+    // Requests without a body (and chunked ones without a length) stop at this lookup.
+    guard headerValue("Content-Length", of: connection) != nil else { return nil }
+    let message: String
+    if headerValue("Transfer-Encoding", of: connection) != nil {
+        message = "The request has both Content-Length and Transfer-Encoding."
+    } else {
+        let lengths = Set(
+            values(of: connection, kind: pt_mhd_header_kind())
+                .filter { $0.name.lowercased() == "content-length" }
+                .map { $0.value.trimmingCharacters(in: .whitespaces) })
+        guard lengths.count > 1 else { return nil }
+        message = "The request has Content-Length fields that disagree."
+    }
+    return .error(status: 400, error: "ambiguous_length", message: message)
 }
 
 private func tooLarge(_ limit: Int) -> HTTPResponse {

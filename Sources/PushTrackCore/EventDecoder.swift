@@ -28,6 +28,9 @@
 /// - `properties` is an object of at most ``IngestLimits/maxPropertiesBytes`` serialized; its
 ///   strings and keys may not hold U+0000 and its numbers must fit a Double, because it is stored
 ///   as PostgreSQL `jsonb`.
+/// - An object is a batch when its `events` is an array. An object with a non-null `events`
+///   that is not an array is refused whole (`notAnEvent`) unless it has a `pageId` or a
+///   `category`, in which case it is one event and `events` an unknown field.
 /// - `sentAt` is read from a batch object, or from a single event object (as Segment does); an
 ///   array of events has none. An invalid `sentAt` refuses the whole request (`notAnEvent`): the
 ///   skew correction of every event depends on it, and guessing would store wrong times silently.
@@ -71,6 +74,13 @@ public enum EventDecoder {
         case .object:
             if case .array(let elements)? = root["events"] {
                 items = elements
+            } else if let events = root["events"], !events.isNull, root["pageId"] == nil,
+                root["category"] == nil
+            {
+                // A batch whose events are not an array: read as one event it would be refused
+                // for a missing pageId, which sends its sender looking in the wrong place.
+                throw .notAnEvent(
+                    "a batch's \"events\" must be an array of events, not \(describe(events))")
             } else {
                 items = [root]
             }

@@ -39,6 +39,15 @@ public struct TestHTTPResponse: Sendable {
     }
 }
 
+/// The bytes a server sent back for a raw request, and how the exchange ended.
+public struct TestHTTPExchange: Sendable {
+    /// Everything read from the connection.
+    public let bytes: [UInt8]
+    /// True when the server closed (or reset) the connection; false when the read timed out
+    /// with the connection still open.
+    public let closedByServer: Bool
+}
+
 /// A blocking HTTP/1.1 connection to a test server, reused across requests (keep-alive).
 ///
 /// Every read has a timeout (`SO_RCVTIMEO`), so a test fails instead of hanging when the
@@ -102,10 +111,30 @@ public enum TestHTTP {
     public static func raw(port: UInt16, bytes: [UInt8], readTimeout: Duration = .seconds(5))
         throws -> [UInt8]
     {
+        try exchange(port: port, bytes: bytes, readTimeout: readTimeout).bytes
+    }
+
+    /// Like `raw`, and says whether the server closed the connection; with `halfClose` the
+    /// client shuts down its sending side after the bytes (its end of stream).
+    ///
+    /// A server that closes before reading everything may make the write fail; what it sent
+    /// back is still read and returned.
+    public static func exchange(
+        port: UInt16, bytes: [UInt8], halfClose: Bool = false,
+        readTimeout: Duration = .seconds(5)
+    ) throws -> TestHTTPExchange {
         let socket = try TestSocket(host: "127.0.0.1", port: port, readTimeout: readTimeout)
         defer { socket.close() }
-        try socket.write(bytes)
-        return socket.readUntilClose(deadline: ContinuousClock.now + readTimeout)
+        do {
+            try socket.write(bytes)
+        } catch {
+            // A server that gives up on the request early may have answered it all the same.
+            guard [EPIPE, ECONNRESET].contains(socket.lastErrno) else { throw error }
+        }
+        if halfClose { socket.shutdownWrite() }
+        let (received, closed) = socket.readUntilClose(
+            deadline: ContinuousClock.now + readTimeout)
+        return TestHTTPExchange(bytes: received, closedByServer: closed)
     }
 
     /// Parses a raw response read by `raw` (head, then a Content-Length, chunked or
@@ -163,6 +192,9 @@ final class TestSocket {
         }
     }
 
+    /// The `errno` of the last failed send or receive.
+    private(set) var lastErrno: Int32 = 0
+
     func write(_ bytes: [UInt8]) throws {
         var sent = 0
         while sent < bytes.count {
@@ -171,10 +203,16 @@ final class TestSocket {
             }
             if written < 0 {
                 if errno == EINTR { continue }
+                lastErrno = errno
                 throw TestHTTPError("send", errno: errno)
             }
             sent += written
         }
+    }
+
+    /// Ends the sending side: the server reads end of stream, and may still answer.
+    func shutdownWrite() {
+        if descriptor >= 0 { Glibc.shutdown(descriptor, Int32(SHUT_WR)) }
     }
 
     /// Reads what is available: nil at end of stream; throws on timeout or error.
@@ -187,6 +225,7 @@ final class TestSocket {
             if count > 0 { return Array(chunk[..<count]) }
             if count == 0 { return nil }
             if errno == EINTR { continue }
+            lastErrno = errno
             if errno == EAGAIN || errno == EWOULDBLOCK {
                 throw TestHTTPError("timed out waiting for the server")
             }
@@ -194,14 +233,20 @@ final class TestSocket {
         }
     }
 
-    func readUntilClose(deadline: ContinuousClock.Instant) -> [UInt8] {
+    /// Everything read until the server closes the connection (`closed`) or `deadline` or a
+    /// read timeout passes.
+    func readUntilClose(deadline: ContinuousClock.Instant) -> (bytes: [UInt8], closed: Bool) {
         var received = pending
         pending = []
         while ContinuousClock.now < deadline {
-            guard let chunk = try? readSome() else { break }
-            received += chunk
+            do {
+                guard let chunk = try readSome() else { return (received, true) }
+                received += chunk
+            } catch {
+                return (received, lastErrno == ECONNRESET)
+            }
         }
-        return received
+        return (received, false)
     }
 
     func readResponse(forHead: Bool) throws -> TestHTTPResponse {

@@ -186,6 +186,45 @@ import Testing
         #expect(eventually { server.inFlight == 0 })
     }
 
+    @Test(arguments: [
+        ("Content-Length: 5\r\nTransfer-Encoding: chunked\r\n", "5\r\nhello\r\n0\r\n\r\n"),
+        ("Content-Length: 5\r\nContent-Length: 3\r\n", "hello"),
+    ])
+    func ambiguousBodyLengthGets400AndAClosedConnection(fields: String, body: String) throws {
+        let server = try startServer(Self.router())
+        defer { server.shutdown(grace: .zero) }
+        let request = "POST /echo HTTP/1.1\r\nHost: t\r\n" + fields + "\r\n" + body
+        let exchange = try TestHTTP.exchange(port: server.port, bytes: Array(request.utf8))
+        #expect(exchange.closedByServer)
+        let response = try TestHTTP.parse(exchange.bytes)
+        #expect(response.status == 400)
+        #expect(try response.json()?["error"] as? String == "ambiguous_length")
+        #expect(eventually { server.inFlight == 0 })
+    }
+
+    @Test func repeatedEqualContentLengthIsOneLength() throws {
+        let server = try startServer(Self.router())
+        defer { server.shutdown(grace: .zero) }
+        let response = try TestHTTP.request(
+            port: server.port, "POST", "/echo",
+            headers: [("Content-Length", "5"), ("Content-Length", "5")],
+            body: Array("hello".utf8))
+        #expect(response.status == 200)
+        #expect(try JSONDecoder().decode(Echo.self, from: Data(response.body)).body == "hello")
+    }
+
+    @Test func percentEncodedNulDoesNotCutThePath() throws {
+        let server = try startServer(Self.router())
+        defer { server.shutdown(grace: .zero) }
+        let cut = try TestHTTP.request(port: server.port, "GET", "/hello%00.php")
+        #expect(cut.status == 404)
+        #expect(try cut.json()?["message"] as? String == "No resource at /hello%00.php.")
+        let query = try TestHTTP.request(port: server.port, "GET", "/echo?a=x%00y&b=%41")
+        #expect(query.status == 200)
+        let echo = try JSONDecoder().decode(Echo.self, from: Data(query.body))
+        #expect(echo.query == ["a": "x%00y", "b": "A"])
+    }
+
     @Test func bodyExactlyAtTheLimitIsAccepted() throws {
         let server = try startServer(Self.router()) { $0.maxBodyBytes = 1024 }
         defer { server.shutdown(grace: .zero) }

@@ -141,6 +141,17 @@ func decodeError(_ json: String, limits: IngestLimits = IngestLimits()) -> Decod
         #expect(batch.events.count == 1)
     }
 
+    @Test func batchWhoseEventsIsNotAnArrayIsRefusedWhole() {
+        #expect(
+            decodeError(#"{"sentAt":1764403200000,"events":{"pageId":"a","category":"x"}}"#)
+                == .notAnEvent("a batch's \"events\" must be an array of events, not an object"))
+        #expect(
+            decodeError(#"{"events":"x"}"#)
+                == .notAnEvent("a batch's \"events\" must be an array of events, not a string"))
+        // null counts as absent: the object is one event (without a pageId).
+        #expect(decodeError(#"{"events":null}"#) == nil)
+    }
+
     @Test func wholeRequestErrors() {
         #expect(decodeError("") == .notJSON("unexpected end of input at byte 0"))
         #expect(decodeError("{\"pageId\":") == .notJSON("unexpected end of input at byte 10"))
