@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run test build release deps bench format clean-data
+.PHONY: run test build release deps bench bench-reports format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
@@ -21,6 +21,9 @@ deps:
 
 bench:             ## the ingestion benchmark (loadtest/README.md)
 	loadtest/bench.sh
+
+bench-reports:     ## the report benchmark: a campaign of 1,000,000 deliveries (README.md, Reports)
+	loadtest/report_bench.sh
 
 format:
 	swift format -i -r Sources Tests Package.swift

@@ -16,6 +16,7 @@ public final class PushTrackService: Sendable {
     let writer: IngestWriter
     private let http: HTTPServer
     private let stopMaintenance = DispatchSemaphore(value: 0)
+    private let compactor: ReportCompactor
 
     public init(configuration: ServerConfiguration, log: Logger = Logger()) {
         self.configuration = configuration
@@ -28,6 +29,7 @@ public final class PushTrackService: Sendable {
             maxBytes: configuration.queueMaxBytes, commitMaxEvents: configuration.commitMaxEvents,
             writers: configuration.writers)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
+        compactor = ReportCompactor(pool: pool, log: log)
         var router = Router()
         let ingest = IngestRoute(
             writeKeys: writeKeys, writer: writer, configuration: configuration, log: log)
@@ -35,6 +37,13 @@ public final class PushTrackService: Sendable {
             ingest.handle(request, responder)
         }
         HealthRoutes(writer: writer).register(on: &router)
+        ReportRoutes(
+            auth: BearerAuth(
+                pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
+                retryAfterSeconds: configuration.retryAfterSeconds, log: log),
+            pool: pool, maxBodyBytes: configuration.maxBodyBytes,
+            retryAfterSeconds: configuration.retryAfterSeconds, log: log
+        ).register(on: &router)
         var http = HTTPServerConfiguration()
         http.port = configuration.port
         http.bindAddress = configuration.bindAddress
@@ -53,6 +62,7 @@ public final class PushTrackService: Sendable {
         writer.start()
         try http.start()
         scheduleMaintenance()
+        compactor.start()
         log.info("serving", ["port": String(http.port), "pid": String(getpid())])
     }
 
@@ -61,6 +71,7 @@ public final class PushTrackService: Sendable {
         let grace = Duration.milliseconds(Int(configuration.shutdownGraceSeconds * 1000))
         log.info("shutting down", ["in_flight": String(http.inFlight)])
         stopMaintenance.signal()
+        compactor.stop()
         http.shutdown(grace: grace)
         writer.shutdown(timeout: grace)
         pool.shutdown()

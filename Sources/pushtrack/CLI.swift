@@ -16,6 +16,8 @@ enum CLI {
                                                   create an API token; prints it once
           token revoke <token-or-write-key>       revoke a token or a write key
           verify                                  recompute the aggregates from the raw log; exit 1 on any difference
+          report campaigns|campaign <id>|timeseries <id> [--format table|csv|json]
+                                                  campaign reports from the database (pushtrack report --help)
 
         The database is DATABASE_URL (a libpq URI). `pushtrack <command> --help` describes a command.
         """
@@ -68,6 +70,8 @@ enum CLI {
             return try token(rest, environment: environment)
         case "verify":
             return try verify(rest, environment: environment)
+        case "report":
+            return try report(rest, environment: environment)
         default:
             throw UsageError("unknown command '\(command)' (see pushtrack --help)")
         }
@@ -118,7 +122,7 @@ enum CLI {
                 """)
             return 0
         }
-        var options = try Options(arguments, known: ["--sql-dir"])
+        let options = try Options(arguments, known: ["--sql-dir"])
         try options.noPositionals()
         let directory = try Migrator.locateDirectory(
             explicit: options.value("--sql-dir"), environment: environment)
@@ -156,7 +160,7 @@ enum CLI {
                 """)
             return 0
         }
-        var options = try Options(rest, known: ["--format"])
+        let options = try Options(rest, known: ["--format"])
         let format = try options.format()
         guard options.positionals.count == 1 else {
             throw UsageError(
@@ -196,7 +200,7 @@ enum CLI {
                     """)
                 return 0
             }
-            var options = try Options(rest, known: ["--role", "--app", "--format"])
+            let options = try Options(rest, known: ["--role", "--app", "--format"])
             try options.noPositionals()
             let format = try options.format()
             guard let roleText = options.value("--role") else {
@@ -223,7 +227,7 @@ enum CLI {
                 )
                 return 0
             }
-            var options = try Options(rest, known: [])
+            let options = try Options(rest, known: [])
             guard options.positionals.count == 1 else {
                 throw UsageError("token revoke takes one token or write key")
             }

@@ -1,0 +1,94 @@
+/// The field rules every JSON input of the API shares: required and optional strings with a
+/// length limit and no NUL (identifiers: no control character at all), and ids that may be a
+/// string or an integer. ``EventDecoder`` applies them to events; the sends registry to sends.
+protocol FieldRules {}
+
+extension FieldRules {
+    func required(_ value: JSONValue?, _ field: String, limit: Int) throws(FieldFailure) -> String {
+        guard let value else { throw FieldFailure(.missingField, "\(field) is required") }
+        guard case .string(let text) = value else {
+            throw FieldFailure(
+                .invalidType, "\(field) must be a string, not \(EventDecoder.describe(value))")
+        }
+        if text.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+            throw FieldFailure(.emptyValue, "\(field) must not be empty")
+        }
+        try checkContent(text, field, limit: limit, identifier: true)
+        return text
+    }
+
+    func optional(_ value: JSONValue?, _ field: String, limit: Int, identifier: Bool = true)
+        throws(FieldFailure) -> String?
+    {
+        guard let value else { return nil }
+        guard case .string(let text) = value else {
+            throw FieldFailure(
+                .invalidType, "\(field) must be a string, not \(EventDecoder.describe(value))")
+        }
+        if text.isEmpty { return nil }
+        try checkContent(text, field, limit: limit, identifier: identifier)
+        return text
+    }
+
+    func checkContent(_ text: String, _ field: String, limit: Int, identifier: Bool)
+        throws(FieldFailure)
+    {
+        switch Self.firstControlCharacter(text) {
+        case nil:
+            break
+        case 0?:
+            throw FieldFailure(
+                .invalidValue,
+                "\(field) must not contain U+0000 (NUL), which PostgreSQL text cannot store")
+        case _? where identifier:
+            throw FieldFailure(.invalidValue, "\(field) must not contain control characters")
+        case _?:
+            if text.utf8.contains(0) {
+                throw FieldFailure(
+                    .invalidValue,
+                    "\(field) must not contain U+0000 (NUL), which PostgreSQL text cannot store")
+            }
+        }
+        // A Character takes at least one byte: count Characters only when the bytes could exceed.
+        if text.utf8.count > limit {
+            let count = text.count
+            if count > limit {
+                throw FieldFailure(
+                    .tooLong, "\(field) must be at most \(limit) characters (got \(count))")
+            }
+        }
+    }
+
+    /// The first byte of `text` that is a C0 control character or DEL, if any.
+    static func firstControlCharacter(_ text: String) -> UInt8? {
+        var text = text
+        return text.withUTF8 { bytes in
+            var index = 0
+            while index < bytes.count {
+                let byte = bytes[index]
+                if byte < ASCII.space || byte == ASCII.delete { return byte }
+                index += 1
+            }
+            return nil
+        }
+    }
+
+    func messageIdString(_ value: JSONValue?) throws(FieldFailure) -> String? {
+        guard let value else { return nil }
+        if case .number(let number) = value {
+            guard let integer = number.int64 else {
+                throw FieldFailure(
+                    .invalidType,
+                    "messageId must be a string or an integer, not \(EventDecoder.describe(value))"
+                )
+            }
+            return String(integer)
+        }
+        guard case .string = value else {
+            throw FieldFailure(
+                .invalidType,
+                "messageId must be a string or an integer, not \(EventDecoder.describe(value))")
+        }
+        return try optional(value, "messageId", limit: EventDecoder.FieldLimit.messageId)
+    }
+}

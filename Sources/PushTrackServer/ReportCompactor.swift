@@ -1,0 +1,50 @@
+import Dispatch
+import Foundation
+import PostgresClient
+
+/// Folds `report_deltas` into `message_dimension_totals` and `message_bucket_totals` every
+/// `interval` on a thread of its own (sql/003_reports.sql), so that breakdowns and series read a
+/// few rows per message rather than every 5-minute rollup.
+///
+/// Readers add the deltas not folded yet, so folding changes how fast a report is, never what it
+/// says. Several servers may run one each: the SQL function lets one fold at a time.
+final class ReportCompactor: Sendable {
+    private let pool: PostgresWorkerPool
+    private let interval: Duration
+    private let log: Logger
+    private let stopped = DispatchSemaphore(value: 0)
+
+    init(pool: PostgresWorkerPool, interval: Duration = .seconds(1), log: Logger) {
+        self.pool = pool
+        self.interval = interval
+        self.log = log
+    }
+
+    /// Folds what is visible now; returns how many deltas were folded.
+    @discardableResult
+    static func compact(_ connection: PostgresConnection) throws -> Int {
+        try connection.query("SELECT pushtrack_compact_report_deltas() AS folded").first?.int(
+            "folded") ?? 0
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            let seconds =
+                Double(interval.components.seconds)
+                + Double(interval.components.attoseconds) / 1e18
+            repeat {
+                do {
+                    _ = try pool.run { connection in try Self.compact(connection) }
+                } catch {
+                    log.warning("report compaction failed", ["reason": "\(error)"])
+                }
+            } while stopped.wait(timeout: .now() + seconds) == .timedOut
+        }
+        thread.name = "pushtrack-report-compactor"
+        thread.start()
+    }
+
+    func stop() {
+        stopped.signal()
+    }
+}

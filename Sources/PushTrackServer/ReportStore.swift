@@ -1,0 +1,358 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+
+/// Why a report or registry request cannot be answered as asked.
+public enum ReportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// No such campaign (in the app, when one is known): 404.
+    case campaignNotFound(String, appId: String?)
+    /// A token valid for every app named a campaign id that several apps use: 409.
+    case ambiguousCampaign(String, apps: [String])
+    /// A token limited to one app asked about another: 403.
+    case appNotAllowed(String, tokenApp: String)
+    /// An `appId` that names no app: 422.
+    case unknownApp(String)
+    /// A token valid for every app registered a send without `appId`: 422.
+    case appRequired
+
+    public var description: String {
+        switch self {
+        case .campaignNotFound(let id, let app):
+            return "no campaign \(id)" + (app.map { " in app \($0)" } ?? "")
+        case .ambiguousCampaign(let id, let apps):
+            return
+                "campaign \(id) exists in several apps (\(apps.joined(separator: ", "))); name one with --app"
+        case .appNotAllowed(let app, let tokenApp):
+            return "limited to app \(tokenApp), not \(app)"
+        case .unknownApp(let app):
+            return "no app has id \(app)"
+        case .appRequired:
+            return "appId is required with a token valid for every app"
+        }
+    }
+}
+
+/// The one JSON encoding of reports, shared by the HTTP API and `pushtrack report --format json`
+/// so that both print the same bytes: sorted keys, unescaped slashes, and a final newline.
+public enum ReportJSON {
+    public static func encode(_ value: some Encodable) throws -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return Array(try encoder.encode(value)) + [UInt8(ascii: "\n")]
+    }
+}
+
+/// Builds the reports of DESIGN.md section 4 from the aggregates (`message_report`,
+/// `message_dimension_counters`, `message_bucket_counters`, `message_open_latency`;
+/// sql/003_reports.sql), never from raw events.
+///
+/// The HTTP routes and the CLI both build through here, so they read the same numbers. Each
+/// report reads one snapshot (a read-only repeatable-read transaction), so its parts agree even
+/// while events are written. `scope` arguments are the app a token (or `--app`) is limited to;
+/// `nil` is every app.
+public struct ReportStore {
+    let connection: PostgresConnection
+
+    public init(_ connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    // MARK: Which app
+
+    /// The app that holds `campaignId`, as `requested` (`?appId=`) and the token's `scope` allow.
+    public func appHolding(campaignId: String, requested: String?, scope: String?) throws -> String
+    {
+        if let scope, let requested, requested != scope {
+            throw ReportError.appNotAllowed(requested, tokenApp: scope)
+        }
+        let apps = try connection.query(
+            """
+            SELECT app_id FROM campaigns
+             WHERE campaign_id = $1 AND ($2::text IS NULL OR app_id = $2)
+            UNION
+            SELECT app_id FROM messages
+             WHERE coalesce(campaign_id, message_id) = $1 AND ($2::text IS NULL OR app_id = $2)
+            ORDER BY 1
+            """, [campaignId, scope ?? requested]
+        ).compactMap { $0.string("app_id") }
+        switch apps.count {
+        case 0: throw ReportError.campaignNotFound(campaignId, appId: scope ?? requested)
+        case 1: return apps[0]
+        default: throw ReportError.ambiguousCampaign(campaignId, apps: apps)
+        }
+    }
+
+    // MARK: Campaign list
+
+    /// One summary per campaign of `scope` (or `requested` app), first sent in `window`.
+    public func campaignList(window: ReportWindow, requested: String?, scope: String?) throws
+        -> CampaignList
+    {
+        if let scope, let requested, requested != scope {
+            throw ReportError.appNotAllowed(requested, tokenApp: scope)
+        }
+        return try snapshot { try $0.buildCampaignList(window: window, app: scope ?? requested) }
+    }
+
+    private func buildCampaignList(window: ReportWindow, app: String?) throws -> CampaignList {
+        let rows = try connection.query(
+            """
+            SELECT * FROM campaign_report
+             WHERE ($1::text IS NULL OR app_id = $1)
+               AND ($2::timestamptz IS NULL OR first_sent_at >= $2)
+               AND ($3::timestamptz IS NULL OR first_sent_at < $3)
+            """, [app, window.from, window.to])
+        var latency: [String: [Int: Int]] = [:]
+        for row in try connection.query(
+            """
+            SELECT m.app_id, coalesce(m.campaign_id, m.message_id) AS campaign_id, l.bin,
+                   sum(l.pairs)::bigint AS pairs
+              FROM message_open_latency l
+              JOIN messages m ON m.app_id = l.app_id AND m.message_id = l.message_id
+             WHERE ($1::text IS NULL OR m.app_id = $1)
+             GROUP BY 1, 2, 3
+            """, [app])
+        {
+            let key = (row.string("app_id") ?? "") + "\u{1F}" + (row.string("campaign_id") ?? "")
+            latency[key, default: [:]][row.int("bin") ?? 0] = row.int("pairs") ?? 0
+        }
+        let campaigns = rows.map { row in
+            let key = (row.string("app_id") ?? "") + "\u{1F}" + (row.string("campaign_id") ?? "")
+            return CampaignSummary(
+                appId: row.string("app_id") ?? "", campaignId: row.string("campaign_id") ?? "",
+                name: row.string("name"), noticeType: row.string("notice_type"),
+                firstSentAt: row.date("first_sent_at"), messageCount: row.int("messages") ?? 0,
+                metrics: ReportMetrics(
+                    sent: row.int("sent") ?? 0, counters: Self.counters(row),
+                    timeToOpen: TimeToOpen(histogram: latency[key] ?? [:])))
+        }
+        return CampaignList(campaigns: CampaignList.sorted(campaigns), window: window)
+    }
+
+    // MARK: Campaign report
+
+    /// The messages of the campaign, as a condition on `messages m` with `$1` the app, `$2` the
+    /// campaign, `$3`/`$4` the range of first sends (NULL: unbounded).
+    private static let campaignMessages = """
+        m.app_id = $1 AND coalesce(m.campaign_id, m.message_id) = $2
+        AND ($3::timestamptz IS NULL OR m.first_sent_at >= $3)
+        AND ($4::timestamptz IS NULL OR m.first_sent_at < $4)
+        """
+
+    /// The report of a campaign of `appId` (see ``appHolding(campaignId:requested:scope:)``),
+    /// limited to the messages first sent in `window` when it has bounds.
+    public func campaignReport(appId: String, campaignId: String, window: ReportWindow) throws
+        -> CampaignReport
+    {
+        try snapshot {
+            try $0.buildCampaignReport(appId: appId, campaignId: campaignId, window: window)
+        }
+    }
+
+    /// Runs `body` in a read-only transaction that sees one snapshot.
+    private func snapshot<T>(_ body: (ReportStore) throws -> T) throws -> T {
+        try connection.transaction { connection in
+            _ = try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
+            return try body(ReportStore(connection))
+        }
+    }
+
+    private func buildCampaignReport(appId: String, campaignId: String, window: ReportWindow)
+        throws -> CampaignReport
+    {
+        let parameters: [(any PostgresEncodable)?] = [appId, campaignId, window.from, window.to]
+        let campaign = try connection.query(
+            "SELECT name, notice_type FROM campaigns WHERE app_id = $1 AND campaign_id = $2",
+            [appId, campaignId]
+        ).first
+
+        var latency: [String: [Int: Int]] = [:]
+        for row in try connection.query(
+            """
+            SELECT l.message_id, l.bin, l.pairs
+              FROM message_open_latency l
+              JOIN messages m ON m.app_id = l.app_id AND m.message_id = l.message_id
+             WHERE \(Self.campaignMessages)
+            """, parameters)
+        {
+            latency[row.string("message_id") ?? "", default: [:]][row.int("bin") ?? 0] =
+                row.int("pairs") ?? 0
+        }
+
+        let messageRows = try connection.query(
+            """
+            SELECT * FROM message_report
+             WHERE app_id = $1 AND campaign_id = $2
+               AND ($3::timestamptz IS NULL OR sent_at >= $3)
+               AND ($4::timestamptz IS NULL OR sent_at < $4)
+             ORDER BY sent_at NULLS LAST, message_id
+            """, parameters)
+        var messages: [MessageReport] = []
+        var parts: [(metrics: ReportMetrics, latency: [Int: Int])] = []
+        for row in messageRows {
+            let messageId = row.string("message_id") ?? ""
+            let histogram = latency[messageId] ?? [:]
+            let metrics = ReportMetrics(
+                sent: row.int("sent") ?? 0, counters: Self.counters(row),
+                timeToOpen: TimeToOpen(histogram: histogram))
+            let sentAt = row.date("sent_at")
+            messages.append(
+                MessageReport(
+                    messageId: messageId, title: row.string("title"), sentAt: sentAt,
+                    registered: row.bool("registered") ?? false, metrics: metrics))
+            parts.append((metrics, histogram))
+        }
+        let total = CampaignReport.combine(parts)
+        let summary = CampaignSummary(
+            appId: appId, campaignId: campaignId, name: campaign?.string("name"),
+            noticeType: campaign?.string("notice_type"),
+            firstSentAt: messages.compactMap(\.sentAt).min(), messageCount: messages.count,
+            metrics: total)
+        return CampaignReport(
+            summary: summary, messages: messages,
+            breakdowns: try breakdowns(parameters),
+            openCurve: try openCurve(parameters, sent: total.sent ?? 0),
+            window: window)
+    }
+
+    /// Counters by platform, app version and locale: the campaign's rows of
+    /// `message_dimension_counters` summed per combination, then per dimension;
+    /// `sent` by the sends' platform.
+    private func breakdowns(_ parameters: [(any PostgresEncodable)?]) throws -> Breakdowns {
+        var sentByPlatform: [String: Int] = [:]
+        for row in try connection.query(
+            """
+            SELECT coalesce(s.platform, '') AS platform, sum(s.sent)::bigint AS sent
+              FROM sends s
+              JOIN messages m ON m.app_id = s.app_id AND m.message_id = s.message_id
+             WHERE \(Self.campaignMessages)
+             GROUP BY 1
+            """, parameters)
+        {
+            sentByPlatform[row.string("platform") ?? ""] = row.int("sent") ?? 0
+        }
+        var items: [String: [BreakdownItem]] = [:]
+        let rows = try connection.query(
+            """
+            SELECT d.dimension, d.value,
+                   sum(r.delivered)::bigint AS delivered, sum(r.confirmed)::bigint AS confirmed_arrivals,
+                   sum(r.foreground)::bigint AS foreground_arrivals,
+                   sum(r.background)::bigint AS background_arrivals,
+                   sum(r.opened)::bigint AS opened, sum(r.clicks)::bigint AS clicks,
+                   sum(r.dismissed)::bigint AS dismissed,
+                   sum(r.duplicate_reports)::bigint AS duplicate_reports
+              FROM (SELECT r.platform, r.app_version, r.locale, sum(r.delivered) AS delivered,
+                           sum(r.confirmed) AS confirmed, sum(r.foreground) AS foreground,
+                           sum(r.background) AS background, sum(r.opened) AS opened,
+                           sum(r.clicks) AS clicks, sum(r.dismissed) AS dismissed,
+                           sum(r.duplicate_reports) AS duplicate_reports
+                      FROM message_dimension_counters r
+                      JOIN messages m ON m.app_id = r.app_id AND m.message_id = r.message_id
+                     WHERE \(Self.campaignMessages)
+                     GROUP BY 1, 2, 3) r
+             CROSS JOIN LATERAL (VALUES ('platform', r.platform), ('appVersion', r.app_version),
+                                        ('locale', r.locale)) AS d (dimension, value)
+             GROUP BY 1, 2
+            """, parameters)
+        var platformsSeen: Set<String> = []
+        for row in rows {
+            let dimension = row.string("dimension") ?? ""
+            let value = row.string("value") ?? ""
+            let counters = Self.counters(row)
+            // A value whose counters all went back to 0 (rollups deleted) is not listed.
+            if counters.isZero
+                && (dimension != "platform" || sentByPlatform[value, default: 0] == 0)
+            {
+                continue
+            }
+            var sent: Int? = nil
+            if dimension == "platform" {
+                sent = sentByPlatform[value] ?? 0
+                platformsSeen.insert(value)
+            }
+            items[dimension, default: []].append(
+                BreakdownItem(
+                    value: value.isEmpty ? nil : value,
+                    metrics: ReportMetrics(sent: sent, counters: counters)))
+        }
+        // A platform that was sent to but never reported is still a row: nothing delivered.
+        for (platform, sent) in sentByPlatform where !platformsSeen.contains(platform) {
+            items["platform", default: []].append(
+                BreakdownItem(
+                    value: platform.isEmpty ? nil : platform,
+                    metrics: ReportMetrics(sent: sent, counters: .zero)))
+        }
+        return Breakdowns(
+            platform: BreakdownItem.sorted(items["platform"] ?? []),
+            appVersion: BreakdownItem.sorted(items["appVersion"] ?? []),
+            locale: BreakdownItem.sorted(items["locale"] ?? []))
+    }
+
+    /// Opens by where their 5-minute bucket ends after the message's first send, within the
+    /// curve's horizon, summed over the campaign's messages.
+    private func openCurve(_ parameters: [(any PostgresEncodable)?], sent: Int) throws
+        -> [OpenCurve.Point]
+    {
+        let rows = try connection.query(
+            """
+            SELECT extract(epoch FROM r.bucket - m.first_sent_at)::float8 + \(Rollup.bucketSeconds)
+                       AS ends_after,
+                   sum(r.opened)::bigint AS opened
+              FROM message_bucket_counters r
+              JOIN messages m ON m.app_id = r.app_id AND m.message_id = r.message_id
+             WHERE \(Self.campaignMessages)
+               AND m.first_sent_at IS NOT NULL AND r.opened <> 0
+               AND r.bucket < m.first_sent_at + make_interval(secs => \(OpenCurve.horizonSeconds))
+             GROUP BY 1
+            """, parameters)
+        let opens = rows.map { row in
+            OpenCurve.Opens(
+                endsAfterSeconds: row.double("ends_after") ?? .infinity,
+                opened: row.int("opened") ?? 0)
+        }
+        return OpenCurve.points(opens, sent: sent)
+    }
+
+    // MARK: Time series
+
+    /// The campaign's counters in `series`' buckets, over `window` (default: from the first to
+    /// the last bucket with data).
+    /// - Throws: ``ReportInputError`` when the range needs more than `maxPoints` points.
+    public func timeSeries(
+        appId: String, campaignId: String, series: TimeSeries, window: ReportWindow,
+        maxPoints: Int = 10_000
+    ) throws -> CampaignSeries {
+        let rows = try connection.query(
+            """
+            SELECT time, delivered, confirmed_arrivals, foreground_arrivals, background_arrivals,
+                   opened, clicks, dismissed, duplicate_reports
+              FROM campaign_timeseries
+             WHERE app_id = $1 AND campaign_id = $2
+               AND ($3::timestamptz IS NULL OR time >= $3)
+               AND ($4::timestamptz IS NULL OR time < $4)
+            """, [appId, campaignId, window.from, window.to])
+        let buckets = rows.compactMap { row in
+            row.date("time").map { (bucket: $0, counters: Self.counters(row)) }
+        }
+        guard
+            let points = series.points(
+                buckets, from: window.from, to: window.to, maxPoints: maxPoints)
+        else {
+            throw ReportInputError(
+                "from", "the range needs more than \(maxPoints) \(series.unit.rawValue) buckets")
+        }
+        return CampaignSeries(
+            appId: appId, campaignId: campaignId, bucket: series.unit,
+            tz: series.zoneName, points: points)
+    }
+
+    /// The counters of a row with the views' column names.
+    private static func counters(_ row: PostgresRow) -> RollupCounters {
+        func value(_ name: String) -> Int { row.int(name) ?? 0 }
+        return RollupCounters(
+            delivered: value("delivered"), confirmed: value("confirmed_arrivals"),
+            foreground: value("foreground_arrivals"), background: value("background_arrivals"),
+            opened: value("opened"), clicks: value("clicks"), dismissed: value("dismissed"),
+            duplicateReports: value("duplicate_reports"))
+    }
+}

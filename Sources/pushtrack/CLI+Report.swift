@@ -1,0 +1,248 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+import PushTrackServer
+
+/// `pushtrack report …`: the reports of the HTTP API, read straight from `DATABASE_URL`.
+/// `--format json` prints exactly the HTTP body (same builder, same encoder).
+extension CLI {
+    static let reportUsage = """
+        usage: pushtrack report campaigns [--from T] [--to T] [--app APP] [--tz ZONE] [--format table|csv|json]
+               pushtrack report campaign <id> [--app APP] [--from T] [--to T] [--tz ZONE] [--format table|csv|json]
+               pushtrack report timeseries <id> [--bucket hour|day] [--tz ZONE] [--from T] [--to T] [--app APP] [--format table|csv|json]
+
+        campaigns    one line per campaign, latest first send first; --from/--to select by first send
+        campaign     a campaign's report fields, its messages, breakdowns by platform, app version
+                     and locale, and the cumulative open curve; --from/--to select its messages
+                     by first send
+        timeseries   a campaign's counters per hour or day in ZONE (default UTC)
+
+        T is an RFC 3339 date-time (2026-11-29T08:00:00Z) or a date (2026-11-29, a whole day in
+        ZONE). --app names the app when a campaign id exists in several. Rates are shown as
+        percentages in tables and as fractions in CSV and JSON; '-' (empty in CSV) where the
+        denominator is 0. --format json prints the body of the matching GET /api/v1/reports/… request.
+        """
+
+    enum ReportFormat: String { case table, csv, json }
+
+    static func report(_ arguments: [String], environment: [String: String]) throws -> Int32 {
+        let subcommand = arguments.first ?? ""
+        let rest = Array(arguments.dropFirst())
+        if subcommand.isEmpty || wantsHelp(arguments) {
+            print(reportUsage)
+            return subcommand.isEmpty ? 2 : 0
+        }
+        let options = try Options(
+            rest, known: ["--from", "--to", "--app", "--tz", "--format", "--bucket"])
+        let formatText = options.value("--format") ?? "table"
+        guard let format = ReportFormat(rawValue: formatText) else {
+            throw UsageError("--format must be table, csv or json, not '\(formatText)'")
+        }
+        let zone: TimeZone
+        let window: ReportWindow
+        do {
+            zone = try ReportWindow.timeZone(options.value("--tz"))
+            window = try ReportWindow.parse(
+                from: options.value("--from"), to: options.value("--to"), timeZone: zone)
+        } catch {
+            throw UsageError("--\(error.message)")
+        }
+        let app = options.value("--app")
+        switch subcommand {
+        case "campaigns":
+            try options.noPositionals()
+            let store = ReportStore(try connect(environment))
+            let list = try store.campaignList(window: window, requested: app, scope: nil)
+            try write(list, format) { renderList(list, zone: zone, csv: $0) }
+        case "campaign", "timeseries":
+            guard options.positionals.count == 1 else {
+                throw UsageError("report \(subcommand) takes one campaign id")
+            }
+            let campaignId = options.positionals[0]
+            let store = ReportStore(try connect(environment))
+            let appId = try store.appHolding(campaignId: campaignId, requested: app, scope: nil)
+            if subcommand == "campaign" {
+                let report = try store.campaignReport(
+                    appId: appId, campaignId: campaignId, window: window)
+                try write(report, format) { renderCampaign(report, zone: zone, csv: $0) }
+            } else {
+                let series: TimeSeries
+                do {
+                    series = try TimeSeries.parse(
+                        bucket: options.value("--bucket"), tz: options.value("--tz"))
+                } catch {
+                    throw UsageError("--\(error.message)")
+                }
+                let result = try store.timeSeries(
+                    appId: appId, campaignId: campaignId, series: series, window: window)
+                try write(result, format) { renderSeries(result, csv: $0) }
+            }
+        default:
+            throw UsageError(
+                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>"
+            )
+        }
+        return 0
+    }
+
+    /// JSON as the HTTP body (bytes included), else the text `render` makes for table or CSV.
+    private static func write(
+        _ value: some Encodable, _ format: ReportFormat, render: (Bool) -> String
+    ) throws {
+        let bytes: [UInt8]
+        switch format {
+        case .json: bytes = try ReportJSON.encode(value)
+        case .csv: bytes = Array(render(true).utf8)
+        case .table: bytes = Array(render(false).utf8)
+        }
+        FileHandle.standardOutput.write(Data(bytes))
+    }
+
+    // MARK: - Rendering
+
+    /// The report-field columns shared by every table and CSV.
+    private static let metricColumns: [(table: String, csv: String)] = [
+        ("SENT", "sent"), ("DELIVERED", "delivered"), ("DELIV%", "deliveryRate"),
+        ("CONFIRMED", "confirmedArrivals"), ("INFERRED", "inferredArrivals"),
+        ("FOREGR", "foregroundArrivals"), ("BACKGR", "backgroundArrivals"),
+        ("OPENED", "opened"), ("OPEN%", "openRate"), ("CTR%", "clickThroughRate"),
+        ("CLICKS", "clicks"), ("DISMISSED", "dismissed"), ("DUPS", "duplicateReports"),
+        ("P50", "p50Seconds"), ("P90", "p90Seconds"),
+    ]
+
+    private static func metricCells(_ metrics: ReportMetrics, csv: Bool) -> [String] {
+        let counters = metrics.counters
+        let rate: (Double?) -> String =
+            csv ? { $0.map { "\($0)" } ?? "" } : { TextTable.percent($0) }
+        let seconds: (Double?) -> String =
+            csv ? { $0.map { "\($0)" } ?? "" } : { TextTable.duration($0) }
+        return [
+            metrics.sent.map(String.init) ?? (csv ? "" : "-"), String(counters.delivered),
+            rate(metrics.deliveryRate), String(counters.confirmed), String(counters.inferred),
+            String(counters.foreground), String(counters.background), String(counters.opened),
+            rate(metrics.openRate), rate(metrics.clickThroughRate), String(counters.clicks),
+            String(counters.dismissed), String(counters.duplicateReports),
+            seconds(metrics.timeToOpen?.p50Seconds), seconds(metrics.timeToOpen?.p90Seconds),
+        ]
+    }
+
+    /// A table or CSV with leading text columns and then the metric columns.
+    private static func metricTable(
+        _ leading: [(table: String, csv: String)], rows: [([String], ReportMetrics)], csv: Bool
+    ) -> String {
+        let columns = leading + metricColumns
+        if csv {
+            return CSV.document(
+                header: columns.map(\.csv),
+                rows: rows.map { $0.0 + metricCells($0.1, csv: true) })
+        }
+        var table = TextTable(
+            columns.enumerated().map { index, column in
+                (column.table, index < leading.count ? .left : .right)
+            })
+        for (cells, metrics) in rows {
+            table.append(cells.map { $0.isEmpty ? "-" : $0 } + metricCells(metrics, csv: false))
+        }
+        return table.render()
+    }
+
+    private static func time(_ date: Date?, zone: TimeZone) -> String {
+        date.map { RFC3339.format($0, utcOffset: zone.secondsFromGMT(for: $0), fraction: .never) }
+            ?? ""
+    }
+
+    static func renderList(_ list: CampaignList, zone: TimeZone, csv: Bool) -> String {
+        let rows = list.campaigns.map { campaign in
+            (
+                [
+                    campaign.appId, campaign.campaignId, campaign.name ?? "",
+                    campaign.noticeType ?? "", time(campaign.firstSentAt, zone: zone),
+                    String(campaign.messageCount),
+                ], campaign.metrics
+            )
+        }
+        let text = metricTable(
+            [
+                ("APP", "appId"), ("CAMPAIGN", "campaignId"), ("NAME", "name"),
+                ("TYPE", "noticeType"), ("FIRST SENT", "firstSentAt"), ("MSGS", "messageCount"),
+            ], rows: rows, csv: csv)
+        return csv || !list.campaigns.isEmpty ? text : "no campaigns\n"
+    }
+
+    static func renderCampaign(_ report: CampaignReport, zone: TimeZone, csv: Bool) -> String {
+        let summary = report.summary
+        var rows: [([String], ReportMetrics)] = [
+            (
+                [
+                    "campaign", summary.campaignId, summary.name ?? "",
+                    time(summary.firstSentAt, zone: zone),
+                ],
+                summary.metrics
+            )
+        ]
+        for message in report.messages {
+            rows.append(
+                (
+                    [
+                        "message", message.messageId, message.title ?? "",
+                        time(message.sentAt, zone: zone),
+                    ],
+                    message.metrics
+                ))
+        }
+        for (dimension, items) in report.breakdowns.all {
+            for item in items {
+                rows.append(([dimension, item.value ?? "(unknown)", "", ""], item.metrics))
+            }
+        }
+        let leading: [(table: String, csv: String)] = [
+            ("SCOPE", "scope"), ("ID", "id"), ("TITLE", "title"), ("SENT AT", "sentAt"),
+        ]
+        if csv {
+            var text = metricTable(leading, rows: rows, csv: true)
+            for point in report.openCurve {
+                var cells = ["openCurve", point.after, "", ""]
+                cells += metricColumns.map { column in
+                    switch column.csv {
+                    case "opened": String(point.opened)
+                    case "clickThroughRate": point.clickThroughRate.map { "\($0)" } ?? ""
+                    default: ""
+                    }
+                }
+                text += CSV.record(cells)
+            }
+            return text
+        }
+        var text = "campaign id \(summary.campaignId)  (app \(summary.appId))\n"
+        text += "name        \(summary.name ?? "-")\n"
+        text += "type        \(summary.noticeType ?? "-")\n"
+        text +=
+            "first sent  \(summary.firstSentAt == nil ? "-" : time(summary.firstSentAt, zone: zone))\n"
+        text += "messages    \(summary.messageCount)\n\n"
+        text += metricTable(leading, rows: rows, csv: false)
+        var curve = TextTable([("OPENED WITHIN", .left), ("OPENED", .right), ("CTR%", .right)])
+        for point in report.openCurve {
+            curve.append([
+                point.after, String(point.opened), TextTable.percent(point.clickThroughRate),
+            ])
+        }
+        return text + "\nopen curve (from each message's first send; 5-minute precision)\n"
+            + curve.render()
+    }
+
+    static func renderSeries(_ series: CampaignSeries, csv: Bool) -> String {
+        let header = ["time", "delivered", "confirmedArrivals", "opened", "clicks", "dismissed"]
+        let rows = series.points.map { point in
+            [
+                point.time, String(point.counters.delivered), String(point.counters.confirmed),
+                String(point.counters.opened), String(point.counters.clicks),
+                String(point.counters.dismissed),
+            ]
+        }
+        if csv { return CSV.document(header: header, rows: rows) }
+        var table = TextTable(
+            header.enumerated().map { ($1.uppercased(), $0 == 0 ? .left : .right) })
+        for row in rows { table.append(row) }
+        return table.render()
+    }
+}
