@@ -59,7 +59,13 @@ extension Array: PostgresEncodable where Element: PostgresArrayElement {
         if Element.self == UInt8.self, let bytes = self as? [UInt8] {
             return PostgresBytes.format(bytes)
         }
-        return "{" + map(\.postgresArrayElement).joined(separator: ",") + "}"
+        var literal = "{"
+        literal.reserveCapacity(count * 16 + 2)
+        for (index, element) in enumerated() {
+            if index > 0 { literal += "," }
+            literal += element.postgresArrayElement
+        }
+        return literal + "}"
     }
 }
 

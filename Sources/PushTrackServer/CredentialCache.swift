@@ -41,8 +41,8 @@ final class CredentialCache<Value: Sendable>: Sendable {
     /// Calls `completion` with what `secret` resolves to: at once from the cache, or later from
     /// a database thread.
     func resolve(_ secret: String, completion: @escaping @Sendable (Resolution) -> Void) {
-        let digest = Secret.hash(secret)
-        let cacheKey = Hex.encode(digest)
+        // Keyed by the secret itself (it is in every request anyway): a hit costs no hashing.
+        let cacheKey = secret
         let now = ContinuousClock.now
         let cached = entries.withLock { entries -> Resolution? in
             guard let entry = entries[cacheKey] else { return nil }
@@ -56,7 +56,7 @@ final class CredentialCache<Value: Sendable>: Sendable {
         }
         pool.submit { [self] result in
             do {
-                let value = try lookup(digest, try result.get())
+                let value = try lookup(Secret.hash(secret), try result.get())
                 entries.withLock { entries in
                     if entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
                     entries[cacheKey] = Entry(value: value, checkedAt: .now)

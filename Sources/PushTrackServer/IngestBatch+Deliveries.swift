@@ -223,9 +223,9 @@ struct RollupDeltas {
             DO UPDATE SET \(Self.increments("message_rollups"))
             """,
             [
-                keys.map(\.0.appId), keys.map(\.0.messageId), keys.map(\.1.bucket),
-                keys.map(\.1.platform),
-                keys.map(\.1.appVersion), keys.map(\.1.locale),
+                keys.map { $0.0.appId }, keys.map { $0.0.messageId }, keys.map { $0.1.bucket },
+                keys.map { $0.1.platform },
+                keys.map { $0.1.appVersion }, keys.map { $0.1.locale },
             ] + Self.counterArrays(counters))
     }
 
@@ -242,7 +242,7 @@ struct RollupDeltas {
                                  $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
             ON CONFLICT (app_id, message_id) DO UPDATE SET \(Self.increments("message_totals"))
             """,
-            [messages.map(\.appId), messages.map(\.messageId)] + Self.counterArrays(totals))
+            [messages.map { $0.appId }, messages.map { $0.messageId }] + Self.counterArrays(totals))
     }
 
     private func applyLatency(
@@ -262,6 +262,6 @@ struct RollupDeltas {
             SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[])
             ON CONFLICT (app_id, message_id, bin) DO UPDATE SET pairs = message_open_latency.pairs + excluded.pairs
             """,
-            [rows.map(\.0.appId), rows.map(\.0.messageId), rows.map(\.1), rows.map(\.2)])
+            [rows.map { $0.0.appId }, rows.map { $0.0.messageId }, rows.map { $0.1 }, rows.map { $0.2 }])
     }
 }

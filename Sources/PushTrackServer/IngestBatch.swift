@@ -124,7 +124,7 @@ struct IngestBatch {
             ON CONFLICT DO NOTHING
             RETURNING app_id, report_key
             """,
-            [sorted.map(\.appId), sorted.map(\.key), now])
+            [sorted.map { $0.appId }, sorted.map { $0.key }, now])
         var fresh = Set<KeyRef>()
         for row in rows {
             fresh.insert(
@@ -192,7 +192,7 @@ struct IngestBatch {
         guard !campaigns.isEmpty else { return }
         let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
         let columns: [(any PostgresEncodable)?] = [
-            sorted.map(\.appId), sorted.map(\.key), sorted.map { campaigns[$0]! },
+            sorted.map { $0.appId }, sorted.map { $0.key }, sorted.map { campaigns[$0]! },
         ]
         // DO NOTHING leaves existing rows unlocked: messages are hot rows, shared by every batch.
         _ = try connection.ingest(

@@ -19,9 +19,7 @@ struct IngestRoute: Sendable {
     }
 
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        guard let key = request.headers["x-app-key"]?.trimmingCharacters(in: .whitespaces),
-            !key.isEmpty
-        else {
+        guard let key = request.headers["x-app-key"].map(Self.trimmed), !key.isEmpty else {
             return responder.respond(APIError.missingWriteKey().response)
         }
         if let failure = Self.checkContentHeaders(request) {
@@ -46,10 +44,7 @@ struct IngestRoute: Sendable {
     /// as older clients omit it.
     static func checkContentHeaders(_ request: HTTPRequest) -> APIError? {
         if let type = request.headers["content-type"] {
-            let media =
-                type.split(separator: ";").first.map {
-                    $0.trimmingCharacters(in: .whitespaces).lowercased()
-                } ?? ""
+            let media = Self.trimmed(String(type.split(separator: ";").first ?? "")).lowercased()
             if !(media == "application/json"
                 || (media.hasPrefix("application/") && media.hasSuffix("+json")))
             {
@@ -57,7 +52,7 @@ struct IngestRoute: Sendable {
             }
         }
         if let encoding = request.headers["content-encoding"] {
-            let normalized = encoding.trimmingCharacters(in: .whitespaces).lowercased()
+            let normalized = Self.trimmed(encoding).lowercased()
             if !["gzip", "x-gzip", "identity", ""].contains(normalized) {
                 return .unsupportedEncoding(encoding)
             }
@@ -96,10 +91,8 @@ struct IngestRoute: Sendable {
             switch result {
             case .success(let outcome):
                 responder.respond(
-                    .json(
-                        Acknowledgement(
-                            accepted: outcome.accepted, duplicates: outcome.duplicates,
-                            rejected: rejected)))
+                    Self.acknowledgement(
+                        Acknowledgement(accepted: outcome.accepted, duplicates: outcome.duplicates, rejected: rejected)))
             case .failure(.unavailable):
                 responder.respond(
                     APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
@@ -127,9 +120,7 @@ struct IngestRoute: Sendable {
 
     /// The body as JSON bytes: inflated when gzip, never beyond `maxBodyBytes`.
     private func decodeBody(_ request: HTTPRequest) -> Result<[UInt8], APIError> {
-        let encoding =
-            request.headers["content-encoding"]?.trimmingCharacters(in: .whitespaces).lowercased()
-            ?? ""
+        let encoding = request.headers["content-encoding"].map { Self.trimmed($0).lowercased() } ?? ""
         guard encoding == "gzip" || encoding == "x-gzip" else {
             return request.body.isEmpty
                 ? .failure(.badRequest("empty_body", "the request has no body"))
@@ -146,6 +137,25 @@ struct IngestRoute: Sendable {
             return .failure(
                 .badRequest("invalid_gzip", "the body is not a valid gzip stream: \(error)"))
         }
+    }
+
+    /// The `200` body. The common case (nothing rejected) is written directly, in the bytes
+    /// JSONEncoder would produce with sorted keys, because it is on every request's path.
+    static func acknowledgement(_ body: Acknowledgement) -> HTTPResponse {
+        guard body.rejected.isEmpty else { return .json(body) }
+        return .json(
+            bytes: Array("{\"accepted\":\(body.accepted),\"code\":0,\"duplicates\":\(body.duplicates),\"rejected\":[]}".utf8))
+    }
+
+    /// Without spaces and tabs at either end (header values are ASCII-trimmed; Foundation's
+    /// `trimmingCharacters` is costly on the hot path).
+    static func trimmed(_ value: String) -> String {
+        let utf8 = value.utf8
+        guard let first = utf8.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
+            let last = utf8.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })
+        else { return "" }
+        if first == utf8.startIndex && last == utf8.index(before: utf8.endIndex) { return value }
+        return String(value[first...last])
     }
 
     static func apiError(for error: DecodeError) -> APIError {
