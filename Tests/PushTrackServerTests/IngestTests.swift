@@ -315,8 +315,11 @@ struct IngestTests {
 struct AcknowledgementTests {
     @Test func theFastBodyIsByteForByteWhatTheEncoderWrites() {
         let fast = IngestRoute.acknowledgement(.init(accepted: 12, duplicates: 3, rejected: []))
-        let encoded = HTTPResponse.json(IngestRoute.Acknowledgement(accepted: 12, duplicates: 3, rejected: []))
+        let encoded = HTTPResponse.json(
+            IngestRoute.Acknowledgement(accepted: 12, duplicates: 3, rejected: []))
         #expect(fast.body == encoded.body)
-        #expect(String(decoding: fast.body, as: UTF8.self) == #"{"accepted":12,"code":0,"duplicates":3,"rejected":[]}"#)
+        #expect(
+            String(decoding: fast.body, as: UTF8.self)
+                == #"{"accepted":12,"code":0,"duplicates":3,"rejected":[]}"#)
     }
 }
