@@ -16,12 +16,41 @@ public protocol PostgresEncodable: PostgresArrayElement {
 public protocol PostgresArrayElement: Sendable {
     /// The element as written between the braces: a quoted value, a nested literal, or `NULL`.
     var postgresArrayElement: String { get }
+    /// Appends `postgresArrayElement`'s bytes to `buffer` (how arrays are built, without a
+    /// `String` per element).
+    func appendArrayElement(to buffer: inout [UInt8])
+}
+
+extension PostgresArrayElement {
+    public func appendArrayElement(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: postgresArrayElement.utf8)
+    }
 }
 
 extension PostgresEncodable {
     /// The value double-quoted, with `"` and `\` escaped, so commas, braces, spaces, empty strings
     /// and the word NULL stay data.
     public var postgresArrayElement: String { quotedArrayElement(postgresText) }
+
+    public func appendArrayElement(to buffer: inout [UInt8]) {
+        appendQuotedArrayElement(postgresText, to: &buffer)
+    }
+}
+
+/// Appends `text` double-quoted for an array literal, with `"` and `\` backslash-escaped.
+func appendQuotedArrayElement(_ text: String, to buffer: inout [UInt8]) {
+    var text = text
+    text.withUTF8 { utf8 in
+        // `"` and `\` are ASCII, so no multi-byte sequence contains them.
+        buffer.append(UInt8(ascii: "\""))
+        for byte in utf8 {
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                buffer.append(UInt8(ascii: "\\"))
+            }
+            buffer.append(byte)
+        }
+        buffer.append(UInt8(ascii: "\""))
+    }
 }
 
 /// `text` double-quoted for an array literal, with `"` and `\` backslash-escaped.
@@ -50,6 +79,13 @@ extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement {
         case .none: "NULL"
         }
     }
+
+    public func appendArrayElement(to buffer: inout [UInt8]) {
+        switch self {
+        case .some(let value): value.appendArrayElement(to: &buffer)
+        case .none: buffer.append(contentsOf: "NULL".utf8)
+        }
+    }
 }
 
 extension Array: PostgresEncodable where Element: PostgresArrayElement {
@@ -59,13 +95,16 @@ extension Array: PostgresEncodable where Element: PostgresArrayElement {
         if Element.self == UInt8.self, let bytes = self as? [UInt8] {
             return PostgresBytes.format(bytes)
         }
-        var literal = "{"
-        literal.reserveCapacity(count * 16 + 2)
-        for (index, element) in enumerated() {
-            if index > 0 { literal += "," }
-            literal += element.postgresArrayElement
+        var literal: [UInt8] = [UInt8(ascii: "{")]
+        literal.reserveCapacity(count * 24 + 2)
+        var first = true
+        for element in self {
+            if !first { literal.append(UInt8(ascii: ",")) }
+            first = false
+            element.appendArrayElement(to: &literal)
         }
-        return literal + "}"
+        literal.append(UInt8(ascii: "}"))
+        return String(decoding: literal, as: UTF8.self)
     }
 }
 
@@ -75,6 +114,10 @@ extension Array: PostgresArrayElement where Element: PostgresArrayElement {
     public var postgresArrayElement: String {
         if Element.self == UInt8.self { return quotedArrayElement(postgresText) }
         return postgresText
+    }
+
+    public func appendArrayElement(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: postgresArrayElement.utf8)
     }
 }
 
@@ -119,9 +162,18 @@ extension Double: PostgresEncodable {
 
 extension Bool: PostgresEncodable {
     public var postgresText: String { self ? "true" : "false" }
+
+    public func appendArrayElement(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: (self ? "true" : "false").utf8)
+    }
 }
 
 extension Date: PostgresEncodable {
     /// ISO 8601 in UTC with microseconds (`2024-05-01T12:00:00.250000Z`), PostgreSQL's precision.
     public var postgresText: String { PostgresTimestamp.format(self) }
+
+    /// Unquoted: the text has no character an array literal would need to escape.
+    public func appendArrayElement(to buffer: inout [UInt8]) {
+        PostgresTimestamp.append(self, to: &buffer)
+    }
 }

@@ -10,20 +10,54 @@ enum PostgresTimestamp {
 
     /// `2024-05-01T12:00:00.250000Z`, with a ` BC` suffix before year 1.
     static func format(_ date: Date) -> String {
+        var buffer: [UInt8] = []
+        append(date, to: &buffer)
+        return String(decoding: buffer, as: UTF8.self)
+    }
+
+    /// Appends `format(date)`'s bytes, building no intermediate strings (arrays of timestamps
+    /// are on the ingestion writer's path).
+    static func append(_ date: Date, to buffer: inout [UInt8]) {
         let seconds = date.timeIntervalSince1970
-        if seconds.isNaN { return "infinity" }
-        if seconds >= limitSeconds { return "infinity" }
-        if seconds <= -limitSeconds { return "-infinity" }
+        if seconds.isNaN || seconds >= limitSeconds {
+            buffer.append(contentsOf: "infinity".utf8)
+            return
+        }
+        if seconds <= -limitSeconds {
+            buffer.append(contentsOf: "-infinity".utf8)
+            return
+        }
         let micros = Int64((seconds * Double(microsPerSecond)).rounded())
         let (wholeSeconds, fraction) = floorDivide(micros, microsPerSecond)
         let (days, secondOfDay) = floorDivide(wholeSeconds, 86_400)
         let (year, month, day) = civilDate(daysSince1970: days)
-        var text = year > 0 ? padded(year, 4) : padded(1 - year, 4)
-        text += "-" + padded(month, 2) + "-" + padded(day, 2)
-        text += "T" + padded(secondOfDay / 3600, 2) + ":" + padded(secondOfDay / 60 % 60, 2)
-        text += ":" + padded(secondOfDay % 60, 2) + "." + padded(fraction, 6) + "Z"
-        if year <= 0 { text += " BC" }
-        return text
+        appendPadded(year > 0 ? year : 1 - year, 4, to: &buffer)
+        buffer.append(UInt8(ascii: "-"))
+        appendPadded(month, 2, to: &buffer)
+        buffer.append(UInt8(ascii: "-"))
+        appendPadded(day, 2, to: &buffer)
+        buffer.append(UInt8(ascii: "T"))
+        appendPadded(secondOfDay / 3600, 2, to: &buffer)
+        buffer.append(UInt8(ascii: ":"))
+        appendPadded(secondOfDay / 60 % 60, 2, to: &buffer)
+        buffer.append(UInt8(ascii: ":"))
+        appendPadded(secondOfDay % 60, 2, to: &buffer)
+        buffer.append(UInt8(ascii: "."))
+        appendPadded(fraction, 6, to: &buffer)
+        buffer.append(UInt8(ascii: "Z"))
+        if year <= 0 { buffer.append(contentsOf: " BC".utf8) }
+    }
+
+    /// Appends a non-negative number in decimal, zero-padded to `width` digits.
+    private static func appendPadded(_ value: Int64, _ width: Int, to buffer: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var rest = value
+        repeat {
+            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        for _ in digits.count..<max(width, digits.count) { buffer.append(UInt8(ascii: "0")) }
+        buffer.append(contentsOf: digits.reversed())
     }
 
     /// Reads `timestamptz`, `timestamp` (taken as UTC) and `date` output in the ISO `DateStyle`:
@@ -103,11 +137,6 @@ enum PostgresTimestamp {
         let remainder = value % divisor
         return remainder < 0
             ? (value / divisor - 1, remainder + divisor) : (value / divisor, remainder)
-    }
-
-    private static func padded(_ value: Int64, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 
     /// A cursor over ASCII bytes.
