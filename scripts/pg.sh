@@ -38,7 +38,15 @@ CONF
     sed -i "s/^port = .*//" "$dir/postgresql.conf"
     echo "port = $port" >>"$dir/postgresql.conf"
     if ! as_pg "$pgbin/pg_ctl" -D "$dir" status >/dev/null 2>&1; then
-        as_pg "$pgbin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 start >/dev/null
+        if python3 -c "import socket,sys; s=socket.socket(); sys.exit(0 if s.connect_ex(('127.0.0.1', $port)) == 0 else 1)"; then
+            echo "pg: port $port is already in use (another PostgreSQL?); choose another port (make run: PG_PORT=…)" >&2
+            exit 1
+        fi
+        if ! as_pg "$pgbin/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 start >/dev/null; then
+            echo "pg: PostgreSQL did not start; the end of $dir/server.log:" >&2
+            tail -n 5 "$dir/server.log" >&2
+            exit 1
+        fi
     fi
     as_pg "$pgbin/psql" -h 127.0.0.1 -p "$port" -U postgres -tAc \
         "SELECT 1 FROM pg_database WHERE datname = 'pushtrack'" | grep -q 1 ||
