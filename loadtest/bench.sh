@@ -15,26 +15,9 @@ CONNECTIONS=${CONNECTIONS:-64}
 COPY_ROWS=${COPY_ROWS:-200000}
 
 scripts/deps.sh --bench
-swift build -c release >/dev/null
-bin="$(swift build -c release --show-bin-path)/pushtrack"
-
-work=$(mktemp -d /tmp/pushtrack-bench.XXXXXX)
-chmod 755 "$work"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-pg_port=$(free_port)
-http_port=$(free_port)
-server_pid=""
-cleanup() {
-    [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
-    scripts/pg.sh stop "$work/pg" immediate || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-
-scripts/pg.sh start "$work/pg" "$pg_port"
-export DATABASE_URL
-DATABASE_URL=$(scripts/pg.sh url "$pg_port")
-"$bin" migrate >/dev/null
+bench_name=bench
+# shellcheck source=loadtest/fresh.sh
+source loadtest/fresh.sh
 key=$("$bin" app create bench --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["writeKey"])')
 
 "$bin" serve --port "$http_port" --bind 127.0.0.1 2>"$work/server.log" &

@@ -1,0 +1,25 @@
+# Sourced by the benchmarks: a release build and a fresh PostgreSQL of their own, removed on exit.
+# Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), and server_pid for a server the
+# benchmark starts (stopped on exit).
+# shellcheck shell=bash
+
+swift build -c release >/dev/null
+bin="$(swift build -c release --show-bin-path)/pushtrack"
+
+work=$(mktemp -d "/tmp/pushtrack-${bench_name:-bench}.XXXXXX")
+chmod 755 "$work"
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+pg_port=$(free_port)
+http_port=$(free_port)
+server_pid=""
+cleanup() {
+    [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
+    scripts/pg.sh stop "$work/pg" immediate || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+scripts/pg.sh start "$work/pg" "$pg_port"
+export DATABASE_URL
+DATABASE_URL=$(scripts/pg.sh url "$pg_port")
+"$bin" migrate >/dev/null
