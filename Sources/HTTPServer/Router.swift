@@ -38,7 +38,13 @@ public struct Router: Sendable {
 
     /// Finds the handler for `method` and `path`, or the 404/405 error to send.
     public func resolve(method: String, path: String) -> Resolution {
-        let segments = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        // Split on the byte `/`, not on Characters: a segment that starts with a combining mark
+        // or an emoji modifier (`%F0%9F%8F%BB`) would otherwise join the `/` before it in one
+        // grapheme cluster, and the path would not match its route.
+        let segments = path.utf8.split(
+            separator: UInt8(ascii: "/"), omittingEmptySubsequences: true
+        )
+        .map { String(decoding: $0, as: UTF8.self) }
         let method = method.uppercased()
         var allowed: [String] = []
         var best: (route: Route, parameters: [String: String])?

@@ -298,11 +298,16 @@ private struct EventCheck: FieldRules {
         var time = timestamp.date
         var flag: TimeFlag? = nil
         if let sentAt {
-            // receivedAt − (sentAt − timestamp), with the difference taken exactly.
-            let nanoseconds =
-                (timestamp.seconds - sentAt.seconds) * 1_000_000_000
-                + (timestamp.nanoseconds - sentAt.nanoseconds)
-            time = receivedAt.addingTimeInterval(Double(nanoseconds) / 1_000_000_000)
+            // receivedAt − (sentAt − timestamp), with the difference taken exactly. Beyond
+            // ±285 years (years 0001 to 9999 are valid) nanoseconds overflow Int64: seconds are
+            // plenty there, as the result is far outside the accepted window anyway.
+            let seconds = timestamp.seconds - sentAt.seconds
+            let offset =
+                abs(seconds) < 9_000_000_000
+                ? Double(seconds * 1_000_000_000 + (timestamp.nanoseconds - sentAt.nanoseconds))
+                    / 1_000_000_000
+                : Double(seconds)
+            time = receivedAt.addingTimeInterval(offset)
             flag = .skewCorrected
         }
         if time.timeIntervalSince(receivedAt) > limits.futureTolerance {

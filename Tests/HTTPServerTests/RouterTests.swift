@@ -31,6 +31,18 @@ import Testing
         #expect(parameters == ["campaignId": "c-42"])
     }
 
+    /// Regression (found by scripts/schemathesis.sh): a segment starting with an emoji modifier
+    /// or a combining mark forms one Character with the `/` before it; the path was a 404.
+    @Test func segmentsStartingWithAnExtendingScalarMatch() {
+        for id in ["\u{1F3FB}", "\u{1F3FB}|L", "\u{0301}e", "\u{200D}x"] {
+            let (code, parameters) = status(router(), "GET", "/api/v1/campaigns/\(id)/sends")
+            #expect(code == 200, "\(id.unicodeScalars.map { $0.value })")
+            #expect(parameters == ["campaignId": id])
+        }
+        #expect(
+            status(router(), "POST", "/api/v1/campaigns/\u{0301}").1 == ["campaignId": "\u{0301}"])
+    }
+
     @Test func literalSegmentBeatsParameter() {
         #expect(status(router(), "GET", "/api/v1/campaigns/new").0 == 201)
         #expect(status(router(), "POST", "/api/v1/campaigns/new").0 == 202)

@@ -90,6 +90,20 @@ private func timed(_ timestamp: String, sentAt: String? = nil) throws -> ValidEv
         #expect(event.timeFlag == .skewCorrected)
     }
 
+    /// Regression (found by scripts/schemathesis.sh): a `sentAt` and a `timestamp` more than
+    /// 292 years apart overflowed the skew correction's nanoseconds and crashed the server.
+    @Test func skewCorrectionAcrossCenturiesDoesNotOverflow() throws {
+        let ancient = try timed(#""0537-04-21T08:04:26Z""#, sentAt: #""3523-04-15T15:32:44Z""#)
+        #expect(ancient.eventTime == receivedAt)
+        #expect(ancient.timeFlag == .tooOld)
+        #expect(ancient.clientTime == at("0537-04-21T08:04:26Z"))
+        let future = try timed(#""9999-12-31T23:59:59.999Z""#, sentAt: #""0001-01-01T00:00:00Z""#)
+        #expect(future.eventTime == receivedAt)
+        #expect(future.timeFlag == .future)
+        let epoch = try timed("253402300799999", sentAt: "0")
+        #expect(epoch.timeFlag == .future)
+    }
+
     @Test func futureFallsBackToReceivedTime() throws {
         let atTolerance = try timed(#""2026-11-29T10:05:00Z""#)
         #expect(atTolerance.eventTime == at("2026-11-29T10:05:00Z"))
