@@ -131,6 +131,24 @@ private func timed(_ timestamp: String, sentAt: String? = nil) throws -> ValidEv
         #expect(epoch.clientTime == Date(timeIntervalSince1970: 0))
     }
 
+    /// Found by fuzzing (scripts/fuzz.sh): a timestamp centuries from `sentAt` overflowed the
+    /// Int64 nanosecond difference of the skew correction and trapped the server.
+    @Test func skewCorrectionCenturiesApartFallsBackWithoutOverflow() throws {
+        let event = #"{"pageId":"u","category":"l","timestamp":"4052-11-29T09:59:00Z"}"#
+        let body = #"{"sentAt":"0","events":[\#(event)]}"#
+        let batch = try decode(body)
+        #expect(batch.rejected == [])
+        #expect(batch.sentAt == Date(timeIntervalSince1970: 0))
+        #expect(batch.events.count == 1)
+        #expect(batch.events[0].eventTime == receivedAt)
+        #expect(batch.events[0].timeFlag == .future)
+        #expect(batch.events[0].clientTime == at("4052-11-29T09:59:00Z"))
+        let backwards = try timed("0", sentAt: #""9999-12-31T23:59:59.999Z""#)
+        #expect(backwards.eventTime == receivedAt)
+        #expect(backwards.timeFlag == .tooOld)
+        #expect(backwards.clientTime == Date(timeIntervalSince1970: 0))
+    }
+
     @Test func limitsAreConfigurable() throws {
         let limits = IngestLimits(futureTolerance: 60, retention: 3600)
         let body =
