@@ -59,7 +59,7 @@ extension FieldRules {
         }
     }
 
-    /// The first byte of `text` that is a C0 control character or DEL, if any.
+    /// The first control character of `text` (C0, DEL or C1), as its code point's low byte, if any.
     static func firstControlCharacter(_ text: String) -> UInt8? {
         var text = text
         return text.withUTF8 { bytes in
@@ -67,6 +67,10 @@ extension FieldRules {
             while index < bytes.count {
                 let byte = bytes[index]
                 if byte < ASCII.space || byte == ASCII.delete { return byte }
+                // C1 controls U+0080–U+009F are 0xC2 0x80…0x9F in UTF-8.
+                if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {
+                    return bytes[index + 1]
+                }
                 index += 1
             }
             return nil

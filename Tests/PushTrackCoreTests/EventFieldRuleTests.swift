@@ -258,3 +258,21 @@ private func push(_ extra: String, category: String = "push_arrival") -> String 
                 == "pageId must be a string, not the number 5")
     }
 }
+
+@Suite struct C1ControlTests {
+    @Test func c1ControlCharactersAreRefusedInIdentifiersButKeptInLabels() throws {
+        let body =
+            Array(
+                #"[{"pageId":"push","category":"push_arrival","messageId":"m","deviceId":"d\u0085x"},"#
+                    .utf8)
+            + Array(
+                #"{"pageId":"push","category":"push_arrival","messageId":"m","deviceId":"d","label":"a\u0085b"}]"#
+                    .utf8)
+        let batch = try EventDecoder.decode(
+            body, context: DeviceContext(), receivedAt: Date(timeIntervalSince1970: 1_764_403_200),
+            limits: IngestLimits())
+        #expect(batch.rejected.map(\.index) == [0])
+        #expect(batch.rejected.map(\.code) == ["invalid_value"])
+        #expect(batch.events.map(\.label) == ["a\u{85}b"])
+    }
+}
