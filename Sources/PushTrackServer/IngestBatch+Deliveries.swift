@@ -37,8 +37,8 @@ extension IngestBatch {
     {
         var reportsByPair: [PairKey: [Int]] = [:]
         for (index, item) in items.enumerated() {
-            guard let messageId = item.messageId, let deviceId = item.event.deviceId,
-                PushReport(item.event) != nil
+            guard item.report != nil, let messageId = item.messageId,
+                let deviceId = item.event.deviceId
             else { continue }
             reportsByPair[
                 PairKey(appId: item.appId, messageId: messageId, deviceId: deviceId), default: []
@@ -49,7 +49,7 @@ extension IngestBatch {
         var partial = DeliveryRows()
         for pair in pairs {
             var state = DeliveryState()
-            for index in reportsByPair[pair]! { state.apply(PushReport(items[index].event)!) }
+            for index in reportsByPair[pair]! { state.apply(items[index].report!) }
             partial.append(pair, state)
         }
         let rows = try partial.merge(on: connection, now: now, prepared: prepared)
@@ -67,7 +67,7 @@ extension IngestBatch {
             // The outcome of each report is what it did to the pair, in batch order.
             var replay = before
             for index in reportsByPair[pair] ?? [] {
-                items[index].outcome = replay.apply(PushReport(items[index].event)!)
+                items[index].outcome = replay.apply(items[index].report!)
             }
             let message = MessageKey(appId: pair.appId, messageId: pair.messageId)
             deltas[message, default: Contribution()] =
@@ -262,6 +262,9 @@ struct RollupDeltas {
             SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[])
             ON CONFLICT (app_id, message_id, bin) DO UPDATE SET pairs = message_open_latency.pairs + excluded.pairs
             """,
-            [rows.map { $0.0.appId }, rows.map { $0.0.messageId }, rows.map { $0.1 }, rows.map { $0.2 }])
+            [
+                rows.map { $0.0.appId }, rows.map { $0.0.messageId }, rows.map { $0.1 },
+                rows.map { $0.2 },
+            ])
     }
 }

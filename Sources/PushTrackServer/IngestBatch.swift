@@ -64,6 +64,18 @@ struct IngestBatch {
         var messageId: String?
         var attributedMessageId: String?
         var outcome: ReportOutcome
+        /// What it says about its pair; `nil` for a generic event. Derived once, here.
+        let report: PushReport?
+
+        init(job: Int, appId: String, receivedAt: Date, event: ValidEvent) {
+            self.job = job
+            self.appId = appId
+            self.receivedAt = receivedAt
+            self.event = event
+            report = PushReport(event)
+            messageId = report == nil ? nil : event.messageId
+            outcome = report == nil ? .generic : .unattributed
+        }
     }
 
     struct KeyRef: Hashable {
@@ -87,10 +99,7 @@ struct IngestBatch {
                 }
                 outcomes[jobIndex].accepted += 1
                 items.append(
-                    Item(
-                        job: jobIndex, appId: job.appId, receivedAt: job.receivedAt, event: event,
-                        messageId: event.isPushEvent ? event.messageId : nil,
-                        outcome: event.isPushEvent ? .unattributed : .generic))
+                    Item(job: jobIndex, appId: job.appId, receivedAt: job.receivedAt, event: event))
             }
         }
         guard !items.isEmpty else { return outcomes }
@@ -140,7 +149,7 @@ struct IngestBatch {
         throws
     {
         let legacy = items.indices.filter {
-            items[$0].event.isPushEvent && items[$0].event.messageId == nil
+            items[$0].report != nil && items[$0].event.messageId == nil
         }
         guard !legacy.isEmpty else { return }
         let titles = legacy.map { Self.title(fromLabel: items[$0].event.label) }
@@ -194,24 +203,22 @@ struct IngestBatch {
         let columns: [(any PostgresEncodable)?] = [
             sorted.map { $0.appId }, sorted.map { $0.key }, sorted.map { campaigns[$0]! },
         ]
-        // DO NOTHING leaves existing rows unlocked: messages are hot rows, shared by every batch.
+        // One round trip. DO NOTHING leaves existing rows unlocked (messages are hot rows,
+        // shared by every batch); the UPDATE locks only a row whose campaign it fixes. It does not
+        // see the rows this statement inserts, which already carry their campaign.
         _ = try connection.ingest(
             prepared: prepared,
             """
-            INSERT INTO messages (app_id, message_id, campaign_id)
-            SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) ORDER BY 1, 2
-            ON CONFLICT (app_id, message_id) DO NOTHING
+            WITH t AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, mid, c)),
+            inserted AS (
+                INSERT INTO messages (app_id, message_id, campaign_id)
+                SELECT a, mid, c FROM t ORDER BY a, mid
+                ON CONFLICT (app_id, message_id) DO NOTHING)
+            UPDATE messages m SET campaign_id = t.c
+            FROM t
+            WHERE m.app_id = t.a AND m.message_id = t.mid AND NOT m.registered
+              AND m.campaign_id = m.message_id AND t.c <> t.mid
             """, columns)
-        if sorted.contains(where: { campaigns[$0] != $0.key }) {
-            _ = try connection.ingest(
-                prepared: prepared,
-                """
-                UPDATE messages m SET campaign_id = t.c
-                FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, mid, c)
-                WHERE m.app_id = t.a AND m.message_id = t.mid AND NOT m.registered
-                  AND m.campaign_id = m.message_id AND t.c <> t.mid
-                """, columns)
-        }
     }
 
     /// Counts legacy reports that matched no send, per app, day and category.
