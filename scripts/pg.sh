@@ -10,7 +10,8 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [[ -n "$pgbin" ]] || { echo "pg: PostgreSQL server binaries not found (run scripts/deps.sh)" >&2; exit 1; }
 
 as_pg() {
-    if [[ $(id -u) -eq 0 ]]; then runuser -u postgres -- "$@"; else "$@"; fi
+    # From /, so the postgres user is not left in a folder it may not enter.
+    if [[ $(id -u) -eq 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
 cmd=${1:?usage: pg.sh start DIR PORT | stop DIR [mode] | url PORT}
