@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run test build release deps bench bench-reports fuzz format clean-data
+.PHONY: run test build release deps bench bench-reports bench-overload bench-slow fuzz format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
@@ -24,6 +24,12 @@ bench:             ## the ingestion benchmark (loadtest/README.md)
 
 bench-reports:     ## the report benchmark: a campaign of 1,000,000 deliveries (README.md, Reports)
 	loadtest/report_bench.sh
+
+bench-overload:    ## offered load far above capacity: 503 with Retry-After, peak RSS, recovery
+	loadtest/overload.sh
+
+bench-slow:        ## 1,000 idle and trickling connections beside normal traffic: p99 latency
+	loadtest/slow_clients.sh
 
 fuzz:              ## fuzz the request decoder with libFuzzer for FUZZ_SECONDS (60)
 	scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)

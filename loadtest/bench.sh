@@ -14,15 +14,12 @@ DURATION=${DURATION:-10}
 CONNECTIONS=${CONNECTIONS:-64}
 COPY_ROWS=${COPY_ROWS:-200000}
 
-scripts/deps.sh --bench
 bench_name=bench
 # shellcheck source=loadtest/fresh.sh
 source loadtest/fresh.sh
-key=$("$bin" app create bench --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["writeKey"])')
+key=$(create_app bench writeKey)
 
-"$bin" serve --port "$http_port" --bind 127.0.0.1 2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 100); do curl -sf "localhost:$http_port/readyz" >/dev/null && break; sleep 0.1; done
+start_server
 
 run_wrk() { # batch delay_ms duration
     PT_KEY=$key PT_BATCH=$1 PT_DELAY_MS=$2 wrk -t2 -c"$CONNECTIONS" -d"$3"s --timeout 10s \

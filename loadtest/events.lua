@@ -1,6 +1,8 @@
 -- wrk script: POST push events to the collector, with a unique eventId in every event.
 -- Environment: PT_KEY (write key), PT_BATCH (events per request, 1 = a single event object),
--- PT_DELAY_MS (pause before each request, per connection: paces the offered rate; 0 = flat out).
+-- PT_DELAY_MS (pause before each request, per connection: paces the offered rate; 0 = flat out),
+-- PT_STATUSES=1 (count responses by status, and 503/429 without Retry-After; costs a Lua call
+-- per response, so only the overload benchmark sets it).
 local key = os.getenv("PT_KEY")
 local batch = tonumber(os.getenv("PT_BATCH") or "1")
 local delay_ms = tonumber(os.getenv("PT_DELAY_MS") or "0")
@@ -56,6 +58,17 @@ function delay()
    return delay_ms
 end
 
+statuses = {}
+no_retry_after = 0
+if os.getenv("PT_STATUSES") == "1" then
+   function response(status, headers, body)
+      statuses[status] = (statuses[status] or 0) + 1
+      if (status == 503 or status == 429) and headers["Retry-After"] == nil then
+         no_retry_after = no_retry_after + 1
+      end
+   end
+end
+
 -- One line of figures the driver script reads: requests/s, latency percentiles (ms), errors.
 function done(summary, latency, requests)
    local seconds = summary.duration / 1e6
@@ -66,4 +79,21 @@ function done(summary, latency, requests)
       summary.requests, seconds, summary.requests / seconds,
       latency:percentile(50) / 1000, latency:percentile(90) / 1000, latency:percentile(99) / 1000,
       latency.max / 1000, errors, summary.errors.status))
+   if os.getenv("PT_STATUSES") == "1" then
+      local total, missing = {}, 0
+      for _, thread in ipairs(threads) do
+         for status, count in pairs(thread:get("statuses")) do
+            total[status] = (total[status] or 0) + count
+         end
+         missing = missing + thread:get("no_retry_after")
+      end
+      local parts = {}
+      for status, count in pairs(total) do
+         table.insert(parts, string.format("s%d=%d", status, count))
+      end
+      table.sort(parts)
+      io.write("STATUSES " .. table.concat(parts, " ") ..
+         string.format(" no_retry_after=%d timeouts=%d connect_errors=%d read_errors=%d\n",
+            missing, summary.errors.timeout, summary.errors.connect, summary.errors.read))
+   end
 end

@@ -1,8 +1,11 @@
-# Sourced by the benchmarks: a release build and a fresh PostgreSQL of their own, removed on exit.
+# Sourced by the benchmarks: the packages they need, a release build and a fresh PostgreSQL of their own, removed on exit.
 # Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), and server_pid for a server the
 # benchmark starts (stopped on exit).
 # shellcheck shell=bash
 
+scripts/deps.sh --bench
+# Many connections (the overload and slow-client runs): as many descriptors as allowed.
+ulimit -n "$(ulimit -Hn)"
 swift build -c release >/dev/null
 bin="$(swift build -c release --show-bin-path)/pushtrack"
 
@@ -23,3 +26,16 @@ scripts/pg.sh start "$work/pg" "$pg_port"
 export DATABASE_URL
 DATABASE_URL=$(scripts/pg.sh url "$pg_port")
 "$bin" migrate >/dev/null
+
+# Creates an app named $1 and prints the value of $2 (writeKey or appId) from its JSON.
+create_app() {
+    "$bin" app create "$1" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
+}
+
+# Starts `pushtrack serve` on $http_port (extra flags as arguments), its log in $work/server.log,
+# sets server_pid and waits until it is ready.
+start_server() {
+    "$bin" serve --port "$http_port" --bind 127.0.0.1 "$@" 2>"$work/server.log" &
+    server_pid=$!
+    for _ in $(seq 100); do curl -sf "localhost:$http_port/readyz" >/dev/null && break; sleep 0.1; done
+}

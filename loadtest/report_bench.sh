@@ -13,11 +13,10 @@ cd "$(dirname "$0")/.."
 REQUESTS=${REQUESTS:-200}
 RAW_RUNS=${RAW_RUNS:-5}
 
-scripts/deps.sh
 bench_name=report-bench
 # shellcheck source=loadtest/fresh.sh
 source loadtest/fresh.sh
-app=$("$bin" app create bench --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["appId"])')
+app=$(create_app bench appId)
 token=$("$bin" token create --role read --format json | python3 -c 'import json,sys; print(json.load(sys.stdin)["token"])')
 t0=$(psql "$DATABASE_URL" -tAc "SELECT date_trunc('hour', now() - interval '2 hours')")
 
@@ -31,9 +30,7 @@ psql "$DATABASE_URL" -qtAc "SELECT pushtrack_compact_report_deltas()" >/dev/null
 psql "$DATABASE_URL" -qc "VACUUM ANALYZE report_deltas, message_dimension_totals, message_bucket_totals"
 counts=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM deliveries), (SELECT count(*) FROM events), (SELECT count(*) FROM message_rollups), (SELECT count(*) FROM message_open_latency)")
 
-"$bin" serve --port "$http_port" --bind 127.0.0.1 2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 100); do curl -sf "localhost:$http_port/readyz" >/dev/null && break; sleep 0.1; done
+start_server
 
 measure() { # path file: REQUESTS sequential requests after 20 warm-up ones, seconds per line
     local url="http://127.0.0.1:$http_port$1"

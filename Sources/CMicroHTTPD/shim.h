@@ -109,6 +109,13 @@ static inline uint16_t pt_mhd_bound_port(struct MHD_Daemon *daemon) {
     return info == NULL ? 0 : info->port;
 }
 
+/// Connections open now, in every thread of the pool.
+static inline unsigned int pt_mhd_current_connections(struct MHD_Daemon *daemon) {
+    const union MHD_DaemonInfo *info =
+        MHD_get_daemon_info(daemon, MHD_DAEMON_INFO_CURRENT_CONNECTIONS);
+    return info == NULL ? 0 : info->num_connections;
+}
+
 /// The socket of a connection (`MHD_get_connection_info` is variadic), or -1.
 static inline int pt_mhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info =

@@ -31,6 +31,7 @@ public final class HTTPServer: Sendable {
     public func start() throws(HTTPServerError) {
         try phase.withLock { (phase: inout Phase) throws(HTTPServerError) in
             guard case .idle = phase else { throw .alreadyStarted }
+            OpenFileLimit.raise(toFit: configuration.connectionLimit)
             phase = .running(
                 try MicroHTTPDaemon(configuration: configuration, router: router))
         }
@@ -43,6 +44,13 @@ public final class HTTPServer: Sendable {
             case .idle: 0
             case .running(let daemon), .stopped(let daemon): daemon.port
             }
+        }
+    }
+
+    /// Client connections open now, idle ones included; 0 when not running.
+    public var openConnections: Int {
+        phase.withLock { phase in
+            if case .running(let daemon) = phase { daemon.openConnections } else { 0 }
         }
     }
 

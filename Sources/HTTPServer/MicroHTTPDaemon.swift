@@ -51,6 +51,13 @@ final class MicroHTTPDaemon: Sendable {
         stop()
     }
 
+    /// Connections open now (0 once stopped).
+    var openConnections: Int {
+        handle.withLock { handle in
+            handle.daemon.map { Int(pt_mhd_current_connections($0)) } ?? 0
+        }
+    }
+
     /// Stops accepting connections: new clients are refused at once instead of waiting in the
     /// backlog. Open connections keep being served.
     func quiesce() {

@@ -61,6 +61,9 @@ struct IngestRoute: Sendable {
     }
 
     private func accept(_ request: HTTPRequest, appId: String, _ responder: HTTPResponder) {
+        if let refusal = refusal(writer.wouldAdmit(bytes: request.body.count)) {
+            return responder.respond(refusal.response)
+        }
         let body: [UInt8]
         switch decodeBody(request) {
         case .success(let bytes): body = bytes
@@ -92,7 +95,9 @@ struct IngestRoute: Sendable {
             case .success(let outcome):
                 responder.respond(
                     Self.acknowledgement(
-                        Acknowledgement(accepted: outcome.accepted, duplicates: outcome.duplicates, rejected: rejected)))
+                        Acknowledgement(
+                            accepted: outcome.accepted, duplicates: outcome.duplicates,
+                            rejected: rejected)))
             case .failure(.unavailable):
                 responder.respond(
                     APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
@@ -104,23 +109,24 @@ struct IngestRoute: Sendable {
                 responder.respond(APIError.internalError().response)
             }
         }
-        switch writer.submit(job) {
-        case .queued:
-            break
-        case .overloaded:
-            responder.respond(
-                APIError.overloaded(retryAfter: configuration.retryAfterSeconds).response)
+        if let refusal = refusal(writer.submit(job)) { responder.respond(refusal.response) }
+    }
+
+    /// The error for an admission the writer refused; nil when it was queued.
+    private func refusal(_ admission: IngestWriter.Admission) -> APIError? {
+        switch admission {
+        case .queued: nil
+        case .overloaded: APIError.overloaded(retryAfter: configuration.retryAfterSeconds)
         case .unavailable:
-            responder.respond(
-                APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds).response)
-        case .shuttingDown:
-            responder.respond(APIError.shuttingDown().response)
+            APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
+        case .shuttingDown: APIError.shuttingDown()
         }
     }
 
     /// The body as JSON bytes: inflated when gzip, never beyond `maxBodyBytes`.
     private func decodeBody(_ request: HTTPRequest) -> Result<[UInt8], APIError> {
-        let encoding = request.headers["content-encoding"].map { Self.trimmed($0).lowercased() } ?? ""
+        let encoding =
+            request.headers["content-encoding"].map { Self.trimmed($0).lowercased() } ?? ""
         guard encoding == "gzip" || encoding == "x-gzip" else {
             return request.body.isEmpty
                 ? .failure(.badRequest("empty_body", "the request has no body"))
@@ -144,7 +150,9 @@ struct IngestRoute: Sendable {
     static func acknowledgement(_ body: Acknowledgement) -> HTTPResponse {
         guard body.rejected.isEmpty else { return .json(body) }
         return .json(
-            bytes: Array("{\"accepted\":\(body.accepted),\"code\":0,\"duplicates\":\(body.duplicates),\"rejected\":[]}".utf8))
+            bytes: Array(
+                "{\"accepted\":\(body.accepted),\"code\":0,\"duplicates\":\(body.duplicates),\"rejected\":[]}"
+                    .utf8))
     }
 
     /// Without spaces and tabs at either end (header values are ASCII-trimmed; Foundation's

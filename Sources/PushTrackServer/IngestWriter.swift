@@ -53,8 +53,7 @@ final class IngestWriter: Sendable {
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int)
-    {
+    init(databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int) {
         self.writers = writers
         self.databaseURL = databaseURL
         self.maxEvents = maxEvents
@@ -77,6 +76,21 @@ final class IngestWriter: Sendable {
             Health(
                 databaseReachable: $0.reachable, lastError: $0.lastError,
                 queuedEvents: $0.queuedEvents, queuedBytes: $0.queuedBytes)
+        }
+    }
+
+    /// Whether a job of `bytes` could be queued now: a cheap check before decoding, so that an
+    /// overloaded server does not spend its CPU parsing requests it will refuse. `submit`
+    /// decides; this only sheds early.
+    func wouldAdmit(bytes: Int) -> Admission {
+        state.withLock { state -> Admission in
+            if state.stopping { return .shuttingDown }
+            if !state.reachable { return .unavailable(state.lastError ?? "database unreachable") }
+            let empty = state.queue.count == state.head
+            if !empty && (state.queuedEvents >= maxEvents || state.queuedBytes + bytes > maxBytes) {
+                return .overloaded
+            }
+            return .queued
         }
     }
 

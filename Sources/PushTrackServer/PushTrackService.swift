@@ -57,6 +57,9 @@ public final class PushTrackService: Sendable {
     /// The port the server listens on (useful with port 0).
     public var port: UInt16 { http.port }
 
+    /// Client connections open now, idle ones included.
+    public var httpConnections: Int { http.openConnections }
+
     /// Starts the writer, maintenance and the HTTP server. Throws when the port cannot be bound.
     public func start() throws {
         writer.start()

@@ -43,6 +43,10 @@ struct BackpressureTests {
         #expect(refused.headers["retry-after"] == "1")
         #expect(json(refused)["error"] as? String == "overloaded")
         #expect(ContinuousClock.now - started < .seconds(1))
+        // Shed before parsing: a full queue does not spend CPU decoding what it will refuse.
+        let unparsed = try server.upload("{ not even json")
+        #expect(unparsed.status == 503)
+        #expect(json(unparsed)["error"] as? String == "overloaded")
 
         _ = try locker.query("COMMIT")
         let deadline = ContinuousClock.now + .seconds(10)
