@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# Where the CPU goes (issues 3 and 4): CPU time, not wall time, so it holds on a busy machine.
+# Builds in release mode, starts a fresh PostgreSQL and a collector, then measures
+#   (c) PostgreSQL's CPU per 1,000 rows for a COPY of COPY_ROWS events into the raw table;
+#   (b) PostgreSQL's and the collector's CPU per 1,000 events ingested in 50-event batches
+#       (wrk, 64 connections, DURATION seconds), dedup, delivery state and rollups included;
+#   per statement, PostgreSQL's execution time per 1,000 events (pg_stat_statements).
+# PostgreSQL's CPU is that of the postmaster and every process it started (exited ones
+# included, through the postmaster's child times). Figures, not a test: exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-10}
+COPY_ROWS=${COPY_ROWS:-200000}
+
+bench_name=cpu
+# shellcheck source=loadtest/fresh.sh
+source loadtest/fresh.sh
+key=$(create_app cpu writeKey)
+tick=$(getconf CLK_TCK)
+pg_cpu() { # CPU seconds of the cluster's processes so far
+    local postmaster
+    postmaster=$(head -1 "$work/pg/postmaster.pid")
+    python3 - "$postmaster" "$tick" <<'PY'
+import os, sys
+root, tick = int(sys.argv[1]), int(sys.argv[2])
+def fields(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+total = sum(int(x) for x in fields(root)[11:15])  # utime stime cutime cstime
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) != root:
+        try:
+            f = fields(pid)
+        except OSError:
+            continue
+        if int(f[1]) == root:  # ppid
+            total += int(f[11]) + int(f[12])
+print(total / tick)
+PY
+}
+proc_cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+
+# pg_stat_statements for the per-statement times: loaded at start, so restart the cluster.
+echo "shared_preload_libraries = 'pg_stat_statements'" >>"$work/pg/postgresql.conf"
+scripts/pg.sh stop "$work/pg" >/dev/null
+scripts/pg.sh start "$work/pg" "$pg_port" >/dev/null
+psql "$DATABASE_URL" -qc "CREATE EXTENSION pg_stat_statements"
+
+echo "cpu: (c) COPY of $COPY_ROWS events" >&2
+python3 loadtest/events_csv.py "$COPY_ROWS" >"$work/events.csv"
+chmod 644 "$work/events.csv"
+before=$(pg_cpu)
+psql "$DATABASE_URL" -qc "\\copy events (received_at, app_id, event_time, client_time, time_flag, event_id, report_key, page_id, category, action, label, message_id, campaign_id, device_id, app_active, source, properties, platform, os_version, app_version, build, locale, notifications_enabled, outcome) FROM '$work/events.csv' WITH (FORMAT csv)"
+copy_cpu=$(python3 -c "print($(pg_cpu) - $before)")
+
+start_server
+PT_KEY=$key PT_BATCH=50 wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+echo "cpu: (b) 50-event batches, 64 connections, ${DURATION}s" >&2
+stored_before=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
+psql "$DATABASE_URL" -qtAc "SELECT pg_stat_statements_reset()" >/dev/null
+before=$(pg_cpu)
+server_before=$(proc_cpu "$server_pid")
+PT_KEY=$key PT_BATCH=50 wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+ingest_cpu=$(python3 -c "print($(pg_cpu) - $before)")
+server_cpu=$(python3 -c "print($(proc_cpu "$server_pid") - $server_before)")
+events=$(($(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events") - stored_before))
+statements=$(psql "$DATABASE_URL" -tA -F'|' -c "SELECT round(total_exec_time::numeric, 1), calls, left(regexp_replace(query, '\s+', ' ', 'g'), 60) FROM pg_stat_statements WHERE query !~* 'pg_stat_statements' ORDER BY total_exec_time DESC LIMIT 8")
+
+python3 - "$COPY_ROWS" "$copy_cpu" "$events" "$ingest_cpu" "$server_cpu" "$statements" <<'PY'
+import sys
+rows, copy_cpu, events, ingest_cpu, server_cpu = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+c = copy_cpu / rows * 1000
+b = ingest_cpu / events * 1000
+s = server_cpu / events * 1000
+print()
+print(f"{'CPU per 1,000 events':44} {'ms':>8}")
+print(f"{'(c) PostgreSQL, COPY into the raw table':44} {c * 1000:>8.1f}")
+print(f"{'(b) PostgreSQL, ingestion (dedup, rollups)':44} {b * 1000:>8.1f}   {b / c:.2f} x (c)")
+print(f"{'(b) collector process':44} {s * 1000:>8.1f}")
+print(f"\n{events:,} events ingested; on 2 cores, a PostgreSQL with one core to itself would ingest at most "
+      f"{1 / b * 1000:,.0f} events/s against COPY's {1 / c * 1000:,.0f} rows/s")
+if sys.argv[6].strip():
+    print(f"\n{'statement (wall time in it per 1,000 events)':60} {'ms':>8}")
+    for line in sys.argv[6].strip().splitlines():
+        total, calls, text = line.split("|", 2)
+        print(f"{text:60} {float(total) / events * 1000:>8.2f}")
+PY
