@@ -125,11 +125,21 @@ public final class PostgresConnection {
     }
 
     /// The parameters as text, refusing a NUL byte (PostgreSQL text cannot hold one).
+    /// Whether `text` holds a NUL byte, with `memchr` (parameters can be array literals of many
+    /// kilobytes, checked for every batch).
+    private static func containsNUL(_ text: String) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard let start = utf8.baseAddress else { return false }
+            return memchr(start, 0, utf8.count) != nil
+        }
+    }
+
     private static func texts(_ parameters: [(any PostgresEncodable)?]) throws(PostgresError)
         -> [String?]
     {
         let texts = parameters.map { $0?.postgresText }
-        if let position = texts.firstIndex(where: { $0?.utf8.contains(0) == true }) {
+        if let position = texts.firstIndex(where: { $0.map(containsNUL) == true }) {
             throw PostgresError(
                 kind: .query, sqlState: "22021",
                 message:

@@ -5,22 +5,34 @@ enum PostgresCopyText {
     static func append(_ row: [String?], to buffer: inout [UInt8]) {
         for (position, field) in row.enumerated() {
             if position > 0 { buffer.append(UInt8(ascii: "\t")) }
-            guard let field else {
+            guard var field else {
                 buffer.append(UInt8(ascii: "\\"))
                 buffer.append(UInt8(ascii: "N"))
                 continue
             }
-            for byte in field.utf8 {
-                switch byte {
-                case UInt8(ascii: "\\"): escape(UInt8(ascii: "\\"), into: &buffer)
-                case UInt8(ascii: "\t"): escape(UInt8(ascii: "t"), into: &buffer)
-                case UInt8(ascii: "\n"): escape(UInt8(ascii: "n"), into: &buffer)
-                case UInt8(ascii: "\r"): escape(UInt8(ascii: "r"), into: &buffer)
-                default: buffer.append(byte)
-                }
-            }
+            field.withUTF8 { appendEscaped($0, to: &buffer) }
         }
         buffer.append(UInt8(ascii: "\n"))
+    }
+
+    /// Appends `bytes`, copying the runs between special bytes in one go.
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to buffer: inout [UInt8])
+    {
+        var runStart = 0
+        for (index, byte) in bytes.enumerated() {
+            let letter: UInt8
+            switch byte {
+            case UInt8(ascii: "\\"): letter = UInt8(ascii: "\\")
+            case UInt8(ascii: "\t"): letter = UInt8(ascii: "t")
+            case UInt8(ascii: "\n"): letter = UInt8(ascii: "n")
+            case UInt8(ascii: "\r"): letter = UInt8(ascii: "r")
+            default: continue
+            }
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<index]))
+            escape(letter, into: &buffer)
+            runStart = index + 1
+        }
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
     }
 
     private static func escape(_ letter: UInt8, into buffer: inout [UInt8]) {

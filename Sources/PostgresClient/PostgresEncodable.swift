@@ -41,14 +41,17 @@ extension PostgresEncodable {
 func appendQuotedArrayElement(_ text: String, to buffer: inout [UInt8]) {
     var text = text
     text.withUTF8 { utf8 in
-        // `"` and `\` are ASCII, so no multi-byte sequence contains them.
+        // `"` and `\` are ASCII, so no multi-byte sequence contains them. Runs between them are
+        // copied in one go.
         buffer.append(UInt8(ascii: "\""))
-        for byte in utf8 {
-            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                buffer.append(UInt8(ascii: "\\"))
-            }
-            buffer.append(byte)
+        var runStart = 0
+        for (index, byte) in utf8.enumerated()
+        where byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart..<index]))
+            buffer.append(UInt8(ascii: "\\"))
+            runStart = index
         }
+        buffer.append(contentsOf: UnsafeBufferPointer(rebasing: utf8[runStart...]))
         buffer.append(UInt8(ascii: "\""))
     }
 }
@@ -97,11 +100,25 @@ extension Array: PostgresEncodable where Element: PostgresArrayElement {
         }
         var literal: [UInt8] = [UInt8(ascii: "{")]
         literal.reserveCapacity(count * 24 + 2)
-        var first = true
-        for element in self {
-            if !first { literal.append(UInt8(ascii: ",")) }
-            first = false
-            element.appendArrayElement(to: &literal)
+        // The writer binds arrays of thousands of these per batch: the common element types go
+        // through concrete loops, sparing a generic (witness-table) call per element.
+        if Element.self == String?.self {
+            appendOptionalStrings(unsafeBitCast(self, to: [String?].self), to: &literal)
+        } else if Element.self == String.self {
+            appendStrings(unsafeBitCast(self, to: [String].self), to: &literal)
+        } else if Element.self == Date.self {
+            appendDates(unsafeBitCast(self, to: [Date].self), to: &literal)
+        } else if Element.self == Date?.self {
+            appendOptionalDates(unsafeBitCast(self, to: [Date?].self), to: &literal)
+        } else if Element.self == Int.self {
+            appendIntegers(unsafeBitCast(self, to: [Int].self), to: &literal)
+        } else {
+            var first = true
+            for element in self {
+                if !first { literal.append(UInt8(ascii: ",")) }
+                first = false
+                element.appendArrayElement(to: &literal)
+            }
         }
         literal.append(UInt8(ascii: "}"))
         return String(decoding: literal, as: UTF8.self)
@@ -118,6 +135,70 @@ extension Array: PostgresArrayElement where Element: PostgresArrayElement {
 
     public func appendArrayElement(to buffer: inout [UInt8]) {
         buffer.append(contentsOf: postgresArrayElement.utf8)
+    }
+}
+
+/// Appends `elements` comma-separated, quoted, `NULL` for nil (an array literal's inside).
+private func appendOptionalStrings(_ elements: [String?], to literal: inout [UInt8]) {
+    for index in elements.indices {
+        if index > 0 { literal.append(UInt8(ascii: ",")) }
+        if let element = elements[index] {
+            appendQuotedArrayElement(element, to: &literal)
+        } else {
+            literal.append(contentsOf: "NULL".utf8)
+        }
+    }
+}
+
+/// Appends `elements` comma-separated and quoted (an array literal's inside).
+private func appendStrings(_ elements: [String], to literal: inout [UInt8]) {
+    for index in elements.indices {
+        if index > 0 { literal.append(UInt8(ascii: ",")) }
+        appendQuotedArrayElement(elements[index], to: &literal)
+    }
+}
+
+/// Appends `elements` comma-separated (an array literal's inside; timestamps need no quotes).
+private func appendDates(_ elements: [Date], to literal: inout [UInt8]) {
+    for index in elements.indices {
+        if index > 0 { literal.append(UInt8(ascii: ",")) }
+        PostgresTimestamp.append(elements[index], to: &literal)
+    }
+}
+
+/// Appends `elements` comma-separated, `NULL` for nil (an array literal's inside).
+private func appendOptionalDates(_ elements: [Date?], to literal: inout [UInt8]) {
+    for index in elements.indices {
+        if index > 0 { literal.append(UInt8(ascii: ",")) }
+        if let element = elements[index] {
+            PostgresTimestamp.append(element, to: &literal)
+        } else {
+            literal.append(contentsOf: "NULL".utf8)
+        }
+    }
+}
+
+/// Appends `elements` comma-separated in decimal, digits written in place (an array literal's
+/// inside; integers need no quotes).
+private func appendIntegers(_ elements: [Int], to literal: inout [UInt8]) {
+    for index in elements.indices {
+        if index > 0 { literal.append(UInt8(ascii: ",")) }
+        let value = elements[index]
+        if value < 0 { literal.append(UInt8(ascii: "-")) }
+        var rest = value.magnitude
+        var count = 1
+        var probe = rest / 10
+        while probe > 0 {
+            count += 1
+            probe /= 10
+        }
+        literal.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
+        var position = literal.count - 1
+        repeat {
+            literal[position] = UInt8(ascii: "0") + UInt8(rest % 10)
+            rest /= 10
+            position -= 1
+        } while rest > 0
     }
 }
 

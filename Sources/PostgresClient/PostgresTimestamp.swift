@@ -48,16 +48,24 @@ enum PostgresTimestamp {
         if year <= 0 { buffer.append(contentsOf: " BC".utf8) }
     }
 
-    /// Appends a non-negative number in decimal, zero-padded to `width` digits.
+    /// Appends a non-negative number in decimal, zero-padded to `width` digits, written in place
+    /// (no temporary buffer: this runs several times per timestamp on the writer's path).
     private static func appendPadded(_ value: Int64, _ width: Int, to buffer: inout [UInt8]) {
-        var digits: [UInt8] = []
+        var count = 1
+        var probe = value / 10
+        while probe > 0 {
+            count += 1
+            probe /= 10
+        }
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(width, count)))
         var rest = value
-        repeat {
-            digits.append(UInt8(ascii: "0") + UInt8(rest % 10))
+        var position = buffer.count - 1
+        while rest > 0 && position >= start {
+            buffer[position] = UInt8(ascii: "0") + UInt8(rest % 10)
             rest /= 10
-        } while rest > 0
-        for _ in digits.count..<max(width, digits.count) { buffer.append(UInt8(ascii: "0")) }
-        buffer.append(contentsOf: digits.reversed())
+            position -= 1
+        }
     }
 
     /// Reads `timestamptz`, `timestamp` (taken as UTC) and `date` output in the ISO `DateStyle`:

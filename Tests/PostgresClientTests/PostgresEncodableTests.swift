@@ -18,7 +18,9 @@ let awkwardStrings = [
     }
 
     @Test func nestedArraysStayTwoDimensional() {
-        #expect([[1, 2], [3, 4]].postgresText == "{{\"1\",\"2\"},{\"3\",\"4\"}}")
+        // Integers need no quotes; optional ones take the general path, which quotes.
+        #expect([[1, 2], [3, 4]].postgresText == "{{1,2},{3,4}}")
+        #expect(([[1, nil]] as [[Int?]]).postgresText == "{{\"1\",NULL}}")
         #expect([Int]().postgresText == "{}")
     }
 
@@ -115,6 +117,23 @@ let awkwardStrings = [
             "SELECT v FROM unnest($1::bigint[]) WITH ORDINALITY AS t(v, n) ORDER BY n",
             [[Int.max, nil, -7] as [Int?]])
         #expect(array.map { $0.int("v") } == [Int.max, nil, -7])
+        // [Int] has a loop of its own that writes digits in place.
+        let values = [0, 7, -7, 10, -10, 99, 100, Int.max, Int.min, 1_000_000_007]
+        #expect(
+            [0, 7, -7, 10, -10, 99, 100, Int.max, Int.min, 1_000_000_007].postgresText
+                == "{" + values.map(String.init).joined(separator: ",") + "}")
+        let plain = try connection.query(
+            "SELECT v FROM unnest($1::bigint[]) WITH ORDINALITY AS t(v, n) ORDER BY n", [values])
+        #expect(plain.map { $0.int("v") } == values)
+    }
+
+    @Test func optionalDateArraysWriteNullBare() {
+        let date = Date(timeIntervalSince1970: 1_714_564_800.25)
+        #expect(
+            ([date, nil] as [Date?]).postgresText == "{2024-05-01T12:00:00.250000Z,NULL}")
+        #expect(([] as [Date?]).postgresText == "{}")
+        #expect(
+            (["a\"b", "c\\d", ""] as [String]).postgresText == #"{"a\"b","c\\d",""}"#)
     }
 
     @Test func doublesRoundTripExactly() throws {
