@@ -124,7 +124,8 @@ public struct ReportStore {
                 firstSentAt: row.date("first_sent_at"), messageCount: row.int("messages") ?? 0,
                 metrics: ReportMetrics(
                     sent: row.int("sent") ?? 0, counters: Self.counters(row),
-                    timeToOpen: TimeToOpen(histogram: latency[key] ?? [:])))
+                    timeToOpen: TimeToOpen(histogram: latency[key] ?? [:]),
+                    influencedOpens: row.int("influenced_opens") ?? 0))
         }
         return CampaignList(campaigns: CampaignList.sorted(campaigns), window: window)
     }
@@ -194,7 +195,8 @@ public struct ReportStore {
             let histogram = latency[messageId] ?? [:]
             let metrics = ReportMetrics(
                 sent: row.int("sent") ?? 0, counters: Self.counters(row),
-                timeToOpen: TimeToOpen(histogram: histogram))
+                timeToOpen: TimeToOpen(histogram: histogram),
+                influencedOpens: row.int("influenced_opens") ?? 0)
             let sentAt = row.date("sent_at")
             messages.append(
                 MessageReport(

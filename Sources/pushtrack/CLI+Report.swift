@@ -107,7 +107,7 @@ extension CLI {
         ("FOREGR", "foregroundArrivals"), ("BACKGR", "backgroundArrivals"),
         ("OPENED", "opened"), ("OPEN%", "openRate"), ("CTR%", "clickThroughRate"),
         ("CLICKS", "clicks"), ("DISMISSED", "dismissed"), ("DUPS", "duplicateReports"),
-        ("P50", "p50Seconds"), ("P90", "p90Seconds"),
+        ("P50", "p50Seconds"), ("P90", "p90Seconds"), ("INFLUENCED", "influencedOpens"),
     ]
 
     private static func metricCells(_ metrics: ReportMetrics, csv: Bool) -> [String] {
@@ -123,6 +123,7 @@ extension CLI {
             rate(metrics.openRate), rate(metrics.clickThroughRate), String(counters.clicks),
             String(counters.dismissed), String(counters.duplicateReports),
             seconds(metrics.timeToOpen?.p50Seconds), seconds(metrics.timeToOpen?.p90Seconds),
+            metrics.influencedOpens.map(String.init) ?? (csv ? "" : "-"),
         ]
     }
 
