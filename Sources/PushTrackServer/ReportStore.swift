@@ -151,7 +151,7 @@ public struct ReportStore {
     }
 
     /// Runs `body` in a read-only transaction that sees one snapshot.
-    private func snapshot<T>(_ body: (ReportStore) throws -> T) throws -> T {
+    func snapshot<T>(_ body: (ReportStore) throws -> T) throws -> T {
         try connection.transaction { connection in
             _ = try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             return try body(ReportStore(connection))
