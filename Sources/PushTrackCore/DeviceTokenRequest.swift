@@ -73,7 +73,8 @@ public struct DeviceTokenRequest: Sendable, Equatable {
             try Self.token(value)
         }
         let activated = rules.check("isActivated") { value throws(FieldFailure) in
-            try value.map { (value) throws(FieldFailure) in
+            try value.flatMap { (value) throws(FieldFailure) -> Bool? in
+                if value.isNull { return nil }
                 guard let flag = DeviceContext.lenientBool(value) else {
                     throw FieldFailure(
                         .invalidType,
@@ -90,7 +91,8 @@ public struct DeviceTokenRequest: Sendable, Equatable {
                     limit: Limit.userId)
             } catch {
                 rules.errors.append(
-                    FieldError(field: "X-User-Id", code: error.code.rawValue, message: error.message)
+                    FieldError(
+                        field: "X-User-Id", code: error.code.rawValue, message: error.message)
                 )
             }
         }
@@ -112,9 +114,10 @@ public struct DeviceTokenRequest: Sendable, Equatable {
         }
         var bundleId: String?
         do {
+            var value = info?["bundle_id"] ?? info?["bundleId"]
+            if value?.isNull == true { value = Optional.none }
             bundleId = try FieldCheck().optional(
-                info?["bundle_id"] ?? info?["bundleId"], "Device-Info.bundle_id",
-                limit: Limit.bundleId)
+                value, "Device-Info.bundle_id", limit: Limit.bundleId)
         } catch {
             rules.errors.append(
                 FieldError(
@@ -140,7 +143,7 @@ public struct DeviceTokenRequest: Sendable, Equatable {
 
     /// The token, checked and normalized (see the type's documentation).
     static func token(_ value: JSONValue?) throws(FieldFailure) -> String? {
-        guard let value else { return nil }
+        guard let value, !value.isNull else { return nil }
         guard case .string(let raw) = value else {
             throw FieldFailure(
                 .invalidType,

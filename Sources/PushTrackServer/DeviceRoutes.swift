@@ -96,7 +96,8 @@ struct DeviceRoutes: Sendable {
             body = try JSONParser.parse(bytes)
         } catch {
             return .refused(
-                APIError.badRequest("invalid_json", "the body is not valid JSON: \(error)").response)
+                APIError.badRequest("invalid_json", "the body is not valid JSON: \(error)").response
+            )
         }
         do {
             return .call(

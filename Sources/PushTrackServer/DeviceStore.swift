@@ -65,7 +65,8 @@ public enum DeviceStore {
     /// Deletes the tokens (of `appId`, or every app) not seen for `days` days before `now`;
     /// returns how many.
     public static func prune(
-        olderThanDays days: Int, appId: String?, now: Date = Date(), on connection: PostgresConnection
+        olderThanDays days: Int, appId: String?, now: Date = Date(),
+        on connection: PostgresConnection
     ) throws -> Int {
         let before = now.addingTimeInterval(-Double(days) * 86_400)
         let rows = try connection.query(

@@ -36,7 +36,8 @@ extension IngestBatch {
     /// A pair that gets its first click while influenced (``markInfluenced(_:influence:on:)``)
     /// stops counting as an influenced open: `influence` gets −1 for its message.
     func applyDeliveries(
-        _ items: inout [Item], influence: inout [MessageKey: Int], on connection: PostgresConnection,
+        _ items: inout [Item], influence: inout [MessageKey: Int],
+        on connection: PostgresConnection,
         now: Date
     ) throws -> RollupDeltas {
         var reportsByPair: [PairKey: [Int]] = [:]

@@ -20,7 +20,8 @@ extension CLI {
             return subcommand.isEmpty ? 2 : 0
         }
         guard subcommand == "prune" else {
-            throw UsageError("unknown devices command '\(subcommand)'; try: pushtrack devices prune")
+            throw UsageError(
+                "unknown devices command '\(subcommand)'; try: pushtrack devices prune")
         }
         let options = try Options(Array(arguments.dropFirst()), known: ["--days", "--app"])
         try options.noPositionals()
@@ -76,8 +77,10 @@ extension CLI {
         rows.append(["funnel", "influencedOpens", String(report.influencedOpens), ""])
         if csv {
             rows += report.permissionSeries.map { day in
-                ["permission", day.day, String(day.permissionOn) + "/" + String(day.devices),
-                 rate(day.permissionRate)]
+                [
+                    "permission", day.day, String(day.permissionOn) + "/" + String(day.devices),
+                    rate(day.permissionRate),
+                ]
             }
             return CSV.document(header: ["scope", "step", "count", "rate"], rows: rows)
         }
