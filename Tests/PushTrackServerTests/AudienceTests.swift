@@ -149,6 +149,45 @@ struct AudienceTests {
         #expect(lines.dropFirst().first?.hasSuffix(",2") == true)
     }
 
+    @Test func influenceFindsPairsWhetherTheirRollupsAreFoldedOrNot() throws {
+        let server = try LiveServer()
+        let t0 = Date().addingTimeInterval(-3600)
+        func at(_ seconds: Double) -> String {
+            "\"\(RFC3339.format(t0.addingTimeInterval(seconds)))\""
+        }
+        func open(_ device: String, _ seconds: Double) -> String {
+            #"[{"pageId":"home","category":"app_open","deviceId":"\#(device)","timestamp":\#(at(seconds))}]"#
+        }
+        func post(_ body: String) throws {
+            let response = try server.upload(body)
+            #expect(response.status == 200, "\(response.text)")
+        }
+        // Folded: the compactor has moved the arrival's rollup into message_bucket_totals.
+        try post("[" + pushEvent(messageId: "m9", deviceId: "d9", timestamp: at(0)) + "]")
+        _ = try server.db.query("SELECT pushtrack_compact_report_deltas()")
+        #expect(
+            try server.count("SELECT count(*) AS n FROM report_deltas WHERE message_id = 'm9'") == 0
+        )
+        try post(open("d9", 600))
+        // Not folded: hold the compactor's lock, so the arrival's rollup stays a delta.
+        _ = try server.db.query(
+            "SELECT pg_advisory_lock(hashtext('pushtrack_compact_report_deltas'))")
+        try post("[" + pushEvent(messageId: "m10", deviceId: "d10", timestamp: at(0)) + "]")
+        #expect(
+            try server.count("SELECT count(*) AS n FROM report_deltas WHERE message_id = 'm10'") > 0
+        )
+        try post(open("d10", 600))
+        // An arrival stored after the device's app_open does not make it an influenced open.
+        try post(open("d11", 600))
+        try post("[" + pushEvent(messageId: "m11", deviceId: "d11", timestamp: at(0)) + "]")
+        _ = try server.db.query(
+            "SELECT pg_advisory_unlock(hashtext('pushtrack_compact_report_deltas'))")
+        let influenced = try server.db.query(
+            "SELECT message_id, influenced_opens FROM message_influence ORDER BY 1"
+        ).map { "\($0.string("message_id") ?? "")=\($0.int("influenced_opens") ?? -1)" }
+        #expect(influenced == ["m10=1", "m9=1"])
+    }
+
     @Test func verifyFindsATamperedInfluenceCount() throws {
         let fixture = try Fixture()
         _ = try fixture.server.db.query(
