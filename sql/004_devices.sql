@@ -156,6 +156,65 @@ ALTER TABLE deliveries ADD COLUMN influenced_at timestamptz;
 -- the ingestion path, and the deltas not folded yet), then those pairs of its device by key.
 CREATE INDEX message_bucket_totals_by_time ON message_bucket_totals (app_id, bucket, message_id);
 
+-- Marks the pairs that the app_open events (p_apps, p_devices, p_times) influence and returns
+-- each marked pair's app and message, for the writers' count in message_influence (called once
+-- per batch that has app_open events; see IngestBatch+Influence.swift). p_batch_apps and
+-- p_batch_messages are the batch's own messages, whose rollup rows are not written yet. JIT is
+-- off: compiling this plan took over a second where running it takes milliseconds.
+CREATE FUNCTION pushtrack_mark_influenced(
+    p_apps text[], p_devices text[], p_times timestamptz[], p_window_seconds float8,
+    p_bucket_seconds float8, p_batch_apps text[], p_batch_messages text[])
+RETURNS TABLE (app_id text, message_id text)
+LANGUAGE sql SET jit = off AS $$
+    WITH o AS (
+        SELECT * FROM unnest(p_apps, p_devices, p_times) AS o(a, d, t)
+    ), spans AS (
+        SELECT a, min(t) - make_interval(secs => p_window_seconds + p_bucket_seconds) AS lo, max(t) AS hi
+          FROM o GROUP BY a
+    ), recent AS (
+        -- Every pair with an arrival in a window has a rollup row in its arrival's
+        -- bucket, folded or not yet: a superset of the messages to look at.
+        SELECT DISTINCT s.a, b.message_id
+          FROM spans s
+         CROSS JOIN LATERAL (
+               SELECT message_id FROM message_bucket_totals
+                WHERE app_id = s.a AND bucket > s.lo AND bucket <= s.hi
+               UNION
+               SELECT message_id FROM report_deltas
+                WHERE app_id = s.a AND bucket > s.lo AND bucket <= s.hi) b
+        UNION
+        -- This batch's own pairs: their rollup rows come at the end of the transaction.
+        SELECT * FROM unnest(p_batch_apps, p_batch_messages)
+    ), candidates AS (
+        -- One primary-key probe per (open, message): LIMIT 1 keeps the planner from
+        -- turning it into a scan of deliveries.
+        SELECT x.app_id, x.message_id, x.device_id, min(o.t) AS t
+          FROM o
+          JOIN recent r ON r.a = o.a
+         CROSS JOIN LATERAL (
+               SELECT * FROM deliveries x
+                WHERE x.app_id = o.a AND x.message_id = r.message_id AND x.device_id = o.d
+                LIMIT 1) x
+         WHERE x.first_arrival_at IS NOT NULL AND x.first_click_at IS NULL
+           AND x.influenced_at IS NULL
+           AND x.first_arrival_at <= o.t
+           AND x.first_arrival_at > o.t - make_interval(secs => p_window_seconds)
+         GROUP BY 1, 2, 3
+    ), locked AS (
+        SELECT x.app_id, x.message_id, x.device_id, c.t
+          FROM deliveries x
+          JOIN candidates c USING (app_id, message_id, device_id)
+         WHERE x.first_click_at IS NULL AND x.influenced_at IS NULL
+         ORDER BY 1, 2, 3
+           FOR UPDATE OF x
+    )
+    UPDATE deliveries x SET influenced_at = l.t
+      FROM locked l
+     WHERE x.app_id = l.app_id AND x.message_id = l.message_id
+       AND x.device_id = l.device_id
+    RETURNING x.app_id, x.message_id;
+$$;
+
 -- Influenced (and not clicked) pairs per message, kept by the writers in the batch transaction.
 CREATE TABLE message_influence (
     app_id            text COLLATE "C" NOT NULL,

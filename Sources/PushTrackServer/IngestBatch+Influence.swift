@@ -46,52 +46,9 @@ extension IngestBatch {
                 times.append(moment)
             }
         }
-        let rows = try connection.query(
-            """
-            WITH o AS (
-                SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[]) AS o(a, d, t)
-            ), spans AS (
-                SELECT a, min(t) - make_interval(secs => $4::float8 + $5::float8) AS lo, max(t) AS hi
-                  FROM o GROUP BY a
-            ), recent AS (
-                -- Every pair with an arrival in a window has a rollup row in its arrival's
-                -- bucket, folded or not yet: a superset of the messages to look at.
-                SELECT DISTINCT s.a, b.message_id
-                  FROM spans s
-                 CROSS JOIN LATERAL (
-                       SELECT message_id FROM message_bucket_totals
-                        WHERE app_id = s.a AND bucket > s.lo AND bucket <= s.hi
-                       UNION
-                       SELECT message_id FROM report_deltas
-                        WHERE app_id = s.a AND bucket > s.lo AND bucket <= s.hi) b
-                UNION
-                -- This batch's own pairs: their rollup rows come at the end of the transaction.
-                SELECT * FROM unnest($6::text[], $7::text[])
-            ), candidates AS (
-                SELECT x.app_id, x.message_id, x.device_id, min(o.t) AS t
-                  FROM o
-                  JOIN recent r ON r.a = o.a
-                  JOIN deliveries x
-                    ON x.app_id = o.a AND x.message_id = r.message_id AND x.device_id = o.d
-                 WHERE x.first_arrival_at IS NOT NULL AND x.first_click_at IS NULL
-                   AND x.influenced_at IS NULL
-                   AND x.first_arrival_at <= o.t
-                   AND x.first_arrival_at > o.t - make_interval(secs => $4::float8)
-                 GROUP BY 1, 2, 3
-            ), locked AS (
-                SELECT x.app_id, x.message_id, x.device_id, c.t
-                  FROM deliveries x
-                  JOIN candidates c USING (app_id, message_id, device_id)
-                 WHERE x.first_click_at IS NULL AND x.influenced_at IS NULL
-                 ORDER BY 1, 2, 3
-                   FOR UPDATE OF x
-            )
-            UPDATE deliveries x SET influenced_at = l.t
-              FROM locked l
-             WHERE x.app_id = l.app_id AND x.message_id = l.message_id
-               AND x.device_id = l.device_id
-            RETURNING x.app_id, x.message_id
-            """,
+        let rows = try connection.ingest(
+            prepared: prepared,
+            "SELECT app_id, message_id FROM pushtrack_mark_influenced($1, $2, $3, $4, $5, $6, $7)",
             [
                 apps, devices, times, influenceWindowSeconds, Double(Rollup.bucketSeconds),
                 batchMessages.map(\.appId), batchMessages.map(\.messageId),
