@@ -1,7 +1,9 @@
+import Dispatch
 import Foundation
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
+import Synchronization
 import Testing
 
 @testable import PushTrackServer
@@ -186,6 +188,61 @@ struct AudienceTests {
             "SELECT message_id, influenced_opens FROM message_influence ORDER BY 1"
         ).map { "\($0.string("message_id") ?? "")=\($0.int("influenced_opens") ?? -1)" }
         #expect(influenced == ["m10=1", "m9=1"])
+    }
+
+    @Test func concurrentOpensAndClicksLeaveExactlyTheUnclickedPairsInfluenced() throws {
+        let server = try LiveServer()
+        let t0 = Date().addingTimeInterval(-3600)
+        func at(_ seconds: Double) -> String {
+            "\"\(RFC3339.format(t0.addingTimeInterval(seconds)))\""
+        }
+        let devices = (0..<30).map { "d\($0)" }
+        let arrivals = devices.flatMap { device in
+            ["m1", "m2"].map { pushEvent(messageId: $0, deviceId: device, timestamp: at(0)) }
+        }
+        #expect(try server.upload("[" + arrivals.joined(separator: ",") + "]").status == 200)
+        // Each device's app_open and (for every third device) its click of m1 race in separate
+        // requests, several times over (retries included).
+        var bodies: [String] = []
+        for (index, device) in devices.enumerated() {
+            for attempt in 0..<2 {
+                bodies.append(
+                    #"[{"pageId":"home","category":"app_open","deviceId":"\#(device)","timestamp":\#(at(600 + Double(attempt)))}]"#
+                )
+            }
+            if index % 3 == 0 {
+                bodies.append(
+                    "["
+                        + pushEvent(
+                            category: "push_click", messageId: "m1", deviceId: device,
+                            eventId: "click-\(device)", timestamp: at(700)) + "]")
+            }
+        }
+        let (port, key) = (server.port, server.app.writeKey)
+        let statuses = Mutex<[Int]>([])
+        let start = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        for body in bodies.shuffled() {
+            done.enter()
+            Thread.detachNewThread {
+                defer { done.leave() }
+                start.wait()
+                let status =
+                    (try? TestHTTP.request(
+                        port: port, "POST", "/customer-track/upload-event",
+                        headers: [("X-App-Key", key), ("Content-Type", "application/json")],
+                        body: Array(body.utf8)))?.status ?? -1
+                statuses.withLock { $0.append(status) }
+            }
+        }
+        for _ in bodies { start.signal() }
+        done.wait()
+        #expect(statuses.withLock { $0 }.allSatisfy { $0 == 200 })
+        let influenced = try server.db.query(
+            "SELECT message_id, influenced_opens FROM message_influence ORDER BY 1"
+        ).map { "\($0.string("message_id") ?? "")=\($0.int("influenced_opens") ?? -1)" }
+        #expect(influenced == ["m1=20", "m2=30"])
+        try DeviceTests.expectVerified(server)
     }
 
     @Test func verifyFindsATamperedInfluenceCount() throws {
