@@ -245,6 +245,27 @@ struct AudienceTests {
         try DeviceTests.expectVerified(server)
     }
 
+    @Test func theWindowIsConfigurable() throws {
+        let server = try LiveServer { $0.influenceWindowHours = 1 }
+        let t0 = Date().addingTimeInterval(-5 * 3600)
+        func at(_ seconds: Double) -> String {
+            "\"\(RFC3339.format(t0.addingTimeInterval(seconds)))\""
+        }
+        func open(_ device: String, _ seconds: Double) -> String {
+            #"{"pageId":"home","category":"app_open","deviceId":"\#(device)","timestamp":\#(at(seconds))}"#
+        }
+        let arrivals = ["d1", "d2", "d3"].map { pushEvent(deviceId: $0, timestamp: at(0)) }
+        #expect(try server.upload("[" + arrivals.joined(separator: ",") + "]").status == 200)
+        // Within the hour, at its last second, and just past it.
+        let opens = [open("d1", 1800), open("d2", 3599), open("d3", 3600)]
+        #expect(try server.upload("[" + opens.joined(separator: ",") + "]").status == 200)
+        let devices = try server.db.query(
+            "SELECT device_id FROM deliveries WHERE influenced_at IS NOT NULL ORDER BY 1"
+        ).map { $0.string("device_id") ?? "" }
+        #expect(devices == ["d1", "d2"])
+        try DeviceTests.expectVerified(server)
+    }
+
     @Test func verifyFindsATamperedInfluenceCount() throws {
         let fixture = try Fixture()
         _ = try fixture.server.db.query(
