@@ -8,6 +8,23 @@ import Testing
 
 @testable import PushTrackServer
 
+/// Event times relative to `t0`, as the JSON `timestamp` values the tests send.
+struct EventClock {
+    let t0: Date
+
+    init(hoursAgo: Double) { t0 = Date().addingTimeInterval(-hoursAgo * 3600) }
+
+    /// `"…"`: the RFC 3339 time `seconds` after `t0`, quoted.
+    func at(_ seconds: Double) -> String {
+        "\"\(RFC3339.format(t0.addingTimeInterval(seconds)))\""
+    }
+
+    /// An `app_open` event of `device` `seconds` after `t0`.
+    func open(_ device: String, _ seconds: Double) -> String {
+        #"{"pageId":"home","category":"app_open","deviceId":"\#(device)","timestamp":\#(at(seconds))}"#
+    }
+}
+
 /// The audience funnel and influenced opens on a fixture with known answers, written through
 /// the real endpoints (events, tokens, sends) and read through HTTP, the CLI and SQL.
 ///
@@ -32,13 +49,8 @@ struct AudienceTests {
             read = try Credentials.createToken(role: .read, appId: server.app.appId, on: db).token
             let admin = try Credentials.createToken(role: .admin, appId: server.app.appId, on: db)
                 .token
-            let t0 = Date().addingTimeInterval(-20 * 3600)
-            func at(_ seconds: Double) -> String {
-                "\"\(RFC3339.format(t0.addingTimeInterval(seconds)))\""
-            }
-            func open(_ device: String, _ seconds: Double) -> String {
-                #"{"pageId":"home","category":"app_open","deviceId":"\#(device)","timestamp":\#(at(seconds))}"#
-            }
+            let clock = EventClock(hoursAgo: 20)
+            let (at, open) = (clock.at, clock.open)
             for (campaign, message, sent) in [("c1", "m1", 10), ("c2", "m2", 4)] {
                 let response = try TestHTTP.request(
                     port: server.port, "POST", "/api/v1/campaigns/\(campaign)/sends",
@@ -153,12 +165,10 @@ struct AudienceTests {
 
     @Test func influenceFindsPairsWhetherTheirRollupsAreFoldedOrNot() throws {
         let server = try LiveServer()
-        let t0 = Date().addingTimeInterval(-3600)
-        func at(_ seconds: Double) -> String {
-            "\"\(RFC3339.format(t0.addingTimeInterval(seconds)))\""
-        }
+        let clock = EventClock(hoursAgo: 1)
+        let at = clock.at
         func open(_ device: String, _ seconds: Double) -> String {
-            #"[{"pageId":"home","category":"app_open","deviceId":"\#(device)","timestamp":\#(at(seconds))}]"#
+            "[" + clock.open(device, seconds) + "]"
         }
         func post(_ body: String) throws {
             let response = try server.upload(body)
@@ -192,10 +202,7 @@ struct AudienceTests {
 
     @Test func concurrentOpensAndClicksLeaveExactlyTheUnclickedPairsInfluenced() throws {
         let server = try LiveServer()
-        let t0 = Date().addingTimeInterval(-3600)
-        func at(_ seconds: Double) -> String {
-            "\"\(RFC3339.format(t0.addingTimeInterval(seconds)))\""
-        }
+        let at = EventClock(hoursAgo: 1).at
         let devices = (0..<30).map { "d\($0)" }
         let arrivals = devices.flatMap { device in
             ["m1", "m2"].map { pushEvent(messageId: $0, deviceId: device, timestamp: at(0)) }
@@ -247,13 +254,8 @@ struct AudienceTests {
 
     @Test func theWindowIsConfigurable() throws {
         let server = try LiveServer { $0.influenceWindowHours = 1 }
-        let t0 = Date().addingTimeInterval(-5 * 3600)
-        func at(_ seconds: Double) -> String {
-            "\"\(RFC3339.format(t0.addingTimeInterval(seconds)))\""
-        }
-        func open(_ device: String, _ seconds: Double) -> String {
-            #"{"pageId":"home","category":"app_open","deviceId":"\#(device)","timestamp":\#(at(seconds))}"#
-        }
+        let clock = EventClock(hoursAgo: 5)
+        let (at, open) = (clock.at, clock.open)
         let arrivals = ["d1", "d2", "d3"].map { pushEvent(deviceId: $0, timestamp: at(0)) }
         #expect(try server.upload("[" + arrivals.joined(separator: ",") + "]").status == 200)
         // Within the hour, at its last second, and just past it.
