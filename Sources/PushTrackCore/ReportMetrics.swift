@@ -11,11 +11,19 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
     public var counters: RollupCounters
     /// `nil` omits `timeToOpen` (breakdowns: the latency histogram has no dimensions).
     public var timeToOpen: TimeToOpen?
+    /// Pairs influenced and not clicked (an `app_open` of the device within the window after a
+    /// confirmed arrival): reported beside `opened`, never added into it. `nil` omits the key
+    /// (breakdowns: influence is kept per message only).
+    public var influencedOpens: Int?
 
-    public init(sent: Int?, counters: RollupCounters, timeToOpen: TimeToOpen? = nil) {
+    public init(
+        sent: Int?, counters: RollupCounters, timeToOpen: TimeToOpen? = nil,
+        influencedOpens: Int? = nil
+    ) {
         self.sent = sent
         self.counters = counters
         self.timeToOpen = timeToOpen
+        self.influencedOpens = influencedOpens
     }
 
     /// `delivered / sent`, `nil` when `sent` is 0 or unknown.
@@ -37,13 +45,15 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
     /// the caller, since percentiles do not add.
     public static func + (a: ReportMetrics, b: ReportMetrics) -> ReportMetrics {
         let sent: Int? = a.sent.flatMap { x in b.sent.map { x + $0 } }
-        return ReportMetrics(sent: sent, counters: a.counters + b.counters)
+        let influenced: Int? = a.influencedOpens.flatMap { x in b.influencedOpens.map { x + $0 } }
+        return ReportMetrics(
+            sent: sent, counters: a.counters + b.counters, influencedOpens: influenced)
     }
 
     enum CodingKeys: String, CodingKey {
         case sent, delivered, confirmedArrivals, inferredArrivals, foregroundArrivals
         case backgroundArrivals, opened, clicks, dismissed, duplicateReports
-        case deliveryRate, openRate, clickThroughRate, timeToOpen
+        case deliveryRate, openRate, clickThroughRate, timeToOpen, influencedOpens
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -62,6 +72,7 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
         try container.encode(openRate, forKey: .openRate)
         try container.encode(clickThroughRate, forKey: .clickThroughRate)
         if let timeToOpen { try container.encode(timeToOpen, forKey: .timeToOpen) }
+        if let influencedOpens { try container.encode(influencedOpens, forKey: .influencedOpens) }
     }
 }
 

@@ -32,9 +32,14 @@ extension IngestBatch {
     /// the merged state and the state it merged into, so concurrent writers, in this process or
     /// another, apply their reports to a pair one after the other and the rollup deltas are
     /// exactly those of a single sequential writer.
-    func applyDeliveries(_ items: inout [Item], on connection: PostgresConnection, now: Date) throws
-        -> RollupDeltas
-    {
+    ///
+    /// A pair that gets its first click while influenced (``markInfluenced(_:influence:on:)``)
+    /// stops counting as an influenced open: `influence` gets −1 for its message.
+    func applyDeliveries(
+        _ items: inout [Item], influence: inout [MessageKey: Int],
+        on connection: PostgresConnection,
+        now: Date
+    ) throws -> RollupDeltas {
         var reportsByPair: [PairKey: [Int]] = [:]
         for (index, item) in items.enumerated() {
             guard item.report != nil, let messageId = item.messageId,
@@ -70,6 +75,11 @@ extension IngestBatch {
                 items[index].outcome = replay.apply(items[index].report!)
             }
             let message = MessageKey(appId: pair.appId, messageId: pair.messageId)
+            if before.firstClickAt == nil, after.firstClickAt != nil,
+                row.date("influenced_at") != nil
+            {
+                influence[message, default: 0] -= 1
+            }
             deltas[message, default: Contribution()] =
                 deltas[message, default: Contribution()]
                 + (Rollup.contribution(of: after) - Rollup.contribution(of: before))
@@ -155,7 +165,7 @@ struct DeliveryRows {
                 app_version = COALESCE(d.app_version, excluded.app_version),
                 locale = COALESCE(d.locale, excluded.locale),
                 updated_at = excluded.updated_at
-            RETURNING app_id, message_id, device_id, \(returned)
+            RETURNING app_id, message_id, device_id, influenced_at, \(returned)
             """,
             [
                 appId, messageId, deviceId, firstArrivalAt, arrivalReports, foreground,

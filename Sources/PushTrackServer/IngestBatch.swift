@@ -40,17 +40,23 @@ enum IngestFailure: Error, Sendable {
 /// 2. attribute legacy reports (no messageId) to a registered send by title;
 /// 3. register the messages seen (`messages`, for campaign attribution);
 /// 4. lock and update each (message, device) pair's delivery state (`IngestBatch+Deliveries.swift`);
+///    then, only when the batch has `app_open` events, mark the pairs they influence
+///    (`IngestBatch+Influence.swift`);
 /// 5. append the raw events with their dedup outcome (`COPY`);
-/// 6. add the change of the pairs' contributions to the rollups. Rollup rows are the hot ones
-///    (one per message and bucket), so they come last: they stay locked only until the commit.
+/// 6. add the change of the pairs' contributions to the rollups, then the change of influenced
+///    opens per message. Rollup rows are the hot ones (one per message and bucket), so they come
+///    last: they stay locked only until the commit.
 struct IngestBatch {
     let jobs: [IngestJob]
     /// Small batches run prepared statements (parsed and planned once per connection); large
     /// ones are planned each time, since a generic plan misjudges large arrays.
     let prepared: Bool
+    /// How long after a confirmed arrival an `app_open` influences the pair.
+    let influenceWindowSeconds: Double
 
-    init(jobs: [IngestJob]) {
+    init(jobs: [IngestJob], influenceWindowSeconds: Double = 12 * 3600) {
         self.jobs = jobs
+        self.influenceWindowSeconds = influenceWindowSeconds
         prepared = jobs.reduce(0) { $0 + $1.events.count } <= 200
     }
 
@@ -105,12 +111,15 @@ struct IngestBatch {
         guard !items.isEmpty else { return outcomes }
         try attributeLegacyReports(&items, on: connection)
         try registerMessages(items, on: connection)
-        let deltas = try applyDeliveries(&items, on: connection, now: now)
+        var influence: [MessageKey: Int] = [:]
+        let deltas = try applyDeliveries(&items, influence: &influence, on: connection, now: now)
+        try markInfluenced(items, influence: &influence, on: connection)
         var rows = EventRows()
         for item in items { rows.append(item) }
         try rows.insert(on: connection)
         try countUnattributed(items, on: connection)
         try deltas.apply(on: connection, prepared: prepared)
+        try applyInfluence(influence, on: connection)
         return outcomes
     }
 

@@ -65,7 +65,7 @@ struct IngestRoute: Sendable {
             return responder.respond(refusal.response)
         }
         let body: [UInt8]
-        switch decodeBody(request) {
+        switch Self.decodeBody(request, maxBodyBytes: configuration.maxBodyBytes) {
         case .success(let bytes): body = bytes
         case .failure(let error): return responder.respond(error.response)
         }
@@ -124,7 +124,7 @@ struct IngestRoute: Sendable {
     }
 
     /// The body as JSON bytes: inflated when gzip, never beyond `maxBodyBytes`.
-    private func decodeBody(_ request: HTTPRequest) -> Result<[UInt8], APIError> {
+    static func decodeBody(_ request: HTTPRequest, maxBodyBytes: Int) -> Result<[UInt8], APIError> {
         let encoding =
             request.headers["content-encoding"].map { Self.trimmed($0).lowercased() } ?? ""
         guard encoding == "gzip" || encoding == "x-gzip" else {
@@ -133,12 +133,12 @@ struct IngestRoute: Sendable {
                 : .success(request.body)
         }
         do {
-            let inflated = try Gzip.decompress(request.body, limit: configuration.maxBodyBytes)
+            let inflated = try Gzip.decompress(request.body, limit: maxBodyBytes)
             return inflated.isEmpty
                 ? .failure(.badRequest("empty_body", "the request has no body"))
                 : .success(inflated)
         } catch .tooLarge {
-            return .failure(.tooLarge("the body inflates past \(configuration.maxBodyBytes) bytes"))
+            return .failure(.tooLarge("the body inflates past \(maxBodyBytes) bytes"))
         } catch {
             return .failure(
                 .badRequest("invalid_gzip", "the body is not a valid gzip stream: \(error)"))

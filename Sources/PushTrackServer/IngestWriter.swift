@@ -49,12 +49,17 @@ final class IngestWriter: Sendable {
     private let maxBytes: Int
     private let commitMaxEvents: Int
     private let writers: Int
+    private let influenceWindowSeconds: Double
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int) {
+    init(
+        databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int,
+        influenceWindowSeconds: Double = 12 * 3600
+    ) {
         self.writers = writers
+        self.influenceWindowSeconds = influenceWindowSeconds
         self.databaseURL = databaseURL
         self.maxEvents = maxEvents
         self.maxBytes = maxBytes
@@ -263,7 +268,7 @@ final class IngestWriter: Sendable {
     private func commit(_ jobs: [IngestJob], on connection: PostgresConnection) throws
         -> [IngestOutcome]
     {
-        let batch = IngestBatch(jobs: jobs)
+        let batch = IngestBatch(jobs: jobs, influenceWindowSeconds: influenceWindowSeconds)
         var attempt = 0
         while true {
             do {

@@ -27,7 +27,8 @@ public final class PushTrackService: Sendable {
         writer = IngestWriter(
             databaseURL: configuration.databaseURL, maxEvents: configuration.queueMaxEvents,
             maxBytes: configuration.queueMaxBytes, commitMaxEvents: configuration.commitMaxEvents,
-            writers: configuration.writers)
+            writers: configuration.writers,
+            influenceWindowSeconds: Double(configuration.influenceWindowHours) * 3600)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, log: log)
         var router = Router()
@@ -37,6 +38,8 @@ public final class PushTrackService: Sendable {
             ingest.handle(request, responder)
         }
         HealthRoutes(writer: writer).register(on: &router)
+        DeviceRoutes(writeKeys: writeKeys, pool: pool, configuration: configuration, log: log)
+            .register(on: &router)
         ReportRoutes(
             auth: BearerAuth(
                 pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,

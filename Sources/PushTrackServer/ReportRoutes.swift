@@ -10,6 +10,8 @@ import PushTrackCore
 /// - `GET /api/v1/reports/campaigns/{campaignId}/timeseries?bucket=hour|day&tz=&from=&to=&appId=`
 /// - `POST /api/v1/campaigns/{campaignId}/sends`
 /// - `PUT /api/v1/campaigns/{campaignId}`
+/// - `GET /api/v1/reports/audience?appId=&environment=&from=&to=`
+/// - `GET /api/v1/reports/campaigns/{campaignId}/audience?appId=&environment=&from=&to=`
 ///
 /// Handlers check the token, then run their statements on the database pool and answer from
 /// there: nothing blocks an HTTP thread.
@@ -54,6 +56,21 @@ struct ReportRoutes: Sendable {
                 let result = try store.timeSeries(
                     appId: appId, campaignId: campaignId, series: series, window: window)
                 return .json(bytes: try ReportJSON.encode(result))
+            }
+        }
+        router.add("GET", "/api/v1/reports/audience") { request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let store = ReportStore(connection)
+                let appId = try store.audienceApp(
+                    requested: request.query["appId"], scope: grant.appId)
+                return try Self.audience(request, store, appId: appId, campaignId: nil)
+            }
+        }
+        router.add("GET", "/api/v1/reports/campaigns/{campaignId}/audience") {
+            request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
+                return try Self.audience(request, store, appId: appId, campaignId: campaignId)
             }
         }
         router.add("POST", "/api/v1/campaigns/{campaignId}/sends") { request, responder in
@@ -147,6 +164,18 @@ struct ReportRoutes: Sendable {
         let appId = try store.appHolding(
             campaignId: campaignId, requested: request.query["appId"], scope: grant.appId)
         return (store, appId, campaignId)
+    }
+
+    /// The audience funnel as the request's `environment`, `from` and `to` ask.
+    private static func audience(
+        _ request: HTTPRequest, _ store: ReportStore, appId: String, campaignId: String?
+    ) throws -> HTTPResponse {
+        let environment = try ReportStore.environment(request.query["environment"])
+        let window = try ReportWindow.parse(
+            from: request.query["from"], to: request.query["to"], timeZone: .gmt)
+        let report = try store.audience(
+            appId: appId, campaignId: campaignId, environment: environment, window: window)
+        return .json(bytes: try ReportJSON.encode(report))
     }
 
     /// The `{campaignId}` of a registry route, held to the rules of an event's `campaignId`.

@@ -124,7 +124,8 @@ public struct ReportStore {
                 firstSentAt: row.date("first_sent_at"), messageCount: row.int("messages") ?? 0,
                 metrics: ReportMetrics(
                     sent: row.int("sent") ?? 0, counters: Self.counters(row),
-                    timeToOpen: TimeToOpen(histogram: latency[key] ?? [:])))
+                    timeToOpen: TimeToOpen(histogram: latency[key] ?? [:]),
+                    influencedOpens: row.int("influenced_opens") ?? 0))
         }
         return CampaignList(campaigns: CampaignList.sorted(campaigns), window: window)
     }
@@ -150,7 +151,7 @@ public struct ReportStore {
     }
 
     /// Runs `body` in a read-only transaction that sees one snapshot.
-    private func snapshot<T>(_ body: (ReportStore) throws -> T) throws -> T {
+    func snapshot<T>(_ body: (ReportStore) throws -> T) throws -> T {
         try connection.transaction { connection in
             _ = try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY")
             return try body(ReportStore(connection))
@@ -194,7 +195,8 @@ public struct ReportStore {
             let histogram = latency[messageId] ?? [:]
             let metrics = ReportMetrics(
                 sent: row.int("sent") ?? 0, counters: Self.counters(row),
-                timeToOpen: TimeToOpen(histogram: histogram))
+                timeToOpen: TimeToOpen(histogram: histogram),
+                influencedOpens: row.int("influenced_opens") ?? 0)
             let sentAt = row.date("sent_at")
             messages.append(
                 MessageReport(

@@ -32,6 +32,9 @@ public struct ServerConfiguration: Sendable {
     public var retryAfterSeconds: Int = 1
     /// How long shutdown waits for requests in flight.
     public var shutdownGraceSeconds: Double = 10
+    /// How long after a confirmed arrival an `app_open` of the device counts as an influenced
+    /// open (Airship's and Braze's default is 12 hours).
+    public var influenceWindowHours: Int = 12
 
     public init() {}
 }
@@ -154,6 +157,12 @@ extension ServerConfiguration {
             help: "seconds SIGTERM waits for requests in flight (10)"
         ) { c, v throws(ConfigurationError) in
             c.shutdownGraceSeconds = Double(try integer(v, "--shutdown-grace", 0...3600))
+        },
+        Option(
+            flag: "--influence-window-hours", environment: "PUSHTRACK_INFLUENCE_WINDOW_HOURS",
+            help: "hours after an arrival in which an app_open is an influenced open (12)"
+        ) { c, v throws(ConfigurationError) in
+            c.influenceWindowHours = try integer(v, "--influence-window-hours", 1...168)
         },
     ]
 

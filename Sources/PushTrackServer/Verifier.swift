@@ -62,6 +62,8 @@ public struct Verifier {
         }
         try compareRollups(expected, &summary)
         try compareUnattributed(&summary)
+        try compareInfluence(&summary)
+        try compareDeviceTotals(&summary)
         return summary
     }
 

@@ -10,12 +10,16 @@ extension CLI {
         usage: pushtrack report campaigns [--from T] [--to T] [--app APP] [--tz ZONE] [--format table|csv|json]
                pushtrack report campaign <id> [--app APP] [--from T] [--to T] [--tz ZONE] [--format table|csv|json]
                pushtrack report timeseries <id> [--bucket hour|day] [--tz ZONE] [--from T] [--to T] [--app APP] [--format table|csv|json]
+               pushtrack report audience [--campaign ID] [--app APP] [--environment sandbox|production] [--from T] [--to T] [--format table|csv|json]
 
         campaigns    one line per campaign, latest first send first; --from/--to select by first send
         campaign     a campaign's report fields, its messages, breakdowns by platform, app version
                      and locale, and the cumulative open curve; --from/--to select its messages
                      by first send
         timeseries   a campaign's counters per hour or day in ZONE (default UTC)
+        audience     the funnel registered devices → permission on → sent → delivered → opened
+                     (and influenced opens) of the app or of one campaign, and the permission
+                     rate per UTC day (--from/--to select the days)
 
         T is an RFC 3339 date-time (2026-11-29T08:00:00Z) or a date (2026-11-29, a whole day in
         ZONE). --app names the app when a campaign id exists in several. Rates are shown as
@@ -33,7 +37,11 @@ extension CLI {
             return subcommand.isEmpty ? 2 : 0
         }
         let options = try Options(
-            rest, known: ["--from", "--to", "--app", "--tz", "--format", "--bucket"])
+            rest,
+            known: [
+                "--from", "--to", "--app", "--tz", "--format", "--bucket", "--campaign",
+                "--environment",
+            ])
         let formatText = options.value("--format") ?? "table"
         guard let format = ReportFormat(rawValue: formatText) else {
             throw UsageError("--format must be table, csv or json, not '\(formatText)'")
@@ -54,6 +62,8 @@ extension CLI {
             let store = ReportStore(try connect(environment))
             let list = try store.campaignList(window: window, requested: app, scope: nil)
             try write(list, format) { renderList(list, zone: zone, csv: $0) }
+        case "audience":
+            try reportAudience(options, format: format, window: window, environment: environment)
         case "campaign", "timeseries":
             guard options.positionals.count == 1 else {
                 throw UsageError("report \(subcommand) takes one campaign id")
@@ -86,7 +96,7 @@ extension CLI {
     }
 
     /// JSON as the HTTP body (bytes included), else the text `render` makes for table or CSV.
-    private static func write(
+    static func write(
         _ value: some Encodable, _ format: ReportFormat, render: (Bool) -> String
     ) throws {
         let bytes: [UInt8]
@@ -107,7 +117,7 @@ extension CLI {
         ("FOREGR", "foregroundArrivals"), ("BACKGR", "backgroundArrivals"),
         ("OPENED", "opened"), ("OPEN%", "openRate"), ("CTR%", "clickThroughRate"),
         ("CLICKS", "clicks"), ("DISMISSED", "dismissed"), ("DUPS", "duplicateReports"),
-        ("P50", "p50Seconds"), ("P90", "p90Seconds"),
+        ("P50", "p50Seconds"), ("P90", "p90Seconds"), ("INFLUENCED", "influencedOpens"),
     ]
 
     private static func metricCells(_ metrics: ReportMetrics, csv: Bool) -> [String] {
@@ -123,6 +133,7 @@ extension CLI {
             rate(metrics.openRate), rate(metrics.clickThroughRate), String(counters.clicks),
             String(counters.dismissed), String(counters.duplicateReports),
             seconds(metrics.timeToOpen?.p50Seconds), seconds(metrics.timeToOpen?.p90Seconds),
+            metrics.influencedOpens.map(String.init) ?? (csv ? "" : "-"),
         ]
     }
 

@@ -16,8 +16,9 @@ enum CLI {
                                                   create an API token; prints it once
           token revoke <token-or-write-key>       revoke a token or a write key
           verify                                  recompute the aggregates from the raw log; exit 1 on any difference
-          report campaigns|campaign <id>|timeseries <id> [--format table|csv|json]
+          report campaigns|campaign <id>|timeseries <id>|audience [--format table|csv|json]
                                                   campaign reports from the database (pushtrack report --help)
+          devices prune [--days N] [--app APP]    delete push tokens not seen for N days (default 180)
 
         The database is DATABASE_URL (a libpq URI). `pushtrack <command> --help` describes a command.
         """
@@ -72,6 +73,8 @@ enum CLI {
             return try verify(rest, environment: environment)
         case "report":
             return try report(rest, environment: environment)
+        case "devices":
+            return try devices(rest, environment: environment)
         default:
             throw UsageError("unknown command '\(command)' (see pushtrack --help)")
         }

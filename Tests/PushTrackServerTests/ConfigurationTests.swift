@@ -28,6 +28,10 @@ struct ConfigurationTests {
             "PUSHTRACK_MAX_BODY_BYTES: --max-body-bytes: 10 is out of range 1024…268435456"
         ),
         (["--retention-days", "0"], [:], "--retention-days: 0 is out of range 1…3650"),
+        (
+            [], ["PUSHTRACK_INFLUENCE_WINDOW_HOURS": "169"],
+            "PUSHTRACK_INFLUENCE_WINDOW_HOURS: --influence-window-hours: 169 is out of range 1…168"
+        ),
     ])
     func badValuesAreNamedInTheError(
         arguments: [String], environment: [String: String], message: String

@@ -1,0 +1,87 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+
+extension ReportStore {
+    /// The app of an audience report: `requested` (`?appId=`, `--app`) within the token's
+    /// `scope`; without either, the only app there is.
+    public func audienceApp(requested: String?, scope: String?) throws -> String {
+        if let scope, let requested, requested != scope {
+            throw ReportError.appNotAllowed(requested, tokenApp: scope)
+        }
+        if let app = scope ?? requested {
+            guard try !connection.query("SELECT 1 FROM apps WHERE app_id = $1", [app]).isEmpty
+            else { throw ReportError.unknownApp(app) }
+            return app
+        }
+        let apps = try connection.query("SELECT app_id FROM apps ORDER BY 1 LIMIT 2")
+        guard apps.count == 1, let app = apps.first?.string("app_id") else {
+            throw ReportError.appRequired
+        }
+        return app
+    }
+
+    /// `sandbox`, `production`, or `nil` (both) from a parameter.
+    /// - Throws: ``ReportInputError`` for any other value.
+    public static func environment(_ text: String?) throws(ReportInputError) -> String? {
+        guard let text, !text.isEmpty else { return nil }
+        guard let environment = DeviceTokenRequest.Environment(rawValue: text) else {
+            throw ReportInputError(
+                "environment", "environment must be sandbox or production, not '\(text)'")
+        }
+        return environment.rawValue
+    }
+
+    /// The audience funnel of `appId`, or of its campaign `campaignId`, for one environment or
+    /// both; the permission series over the UTC days whose start is in `window`. Reads
+    /// `device_totals`, `device_permission_days` and the report views: aggregates only.
+    public func audience(
+        appId: String, campaignId: String?, environment: String?, window: ReportWindow
+    ) throws -> AudienceReport {
+        try snapshot { store in
+            let connection = store.connection
+            let devices = try connection.query(
+                """
+                SELECT coalesce(sum(registered), 0)::bigint AS registered,
+                       coalesce(sum(permission_on), 0)::bigint AS permission_on,
+                       coalesce(sum(bound), 0)::bigint AS bound
+                  FROM device_totals
+                 WHERE app_id = $1 AND ($2::text IS NULL OR environment = $2)
+                """, [appId, environment]
+            ).first
+            let funnel = try connection.query(
+                """
+                SELECT coalesce(sum(sent), 0)::bigint AS sent,
+                       coalesce(sum(delivered), 0)::bigint AS delivered,
+                       coalesce(sum(opened), 0)::bigint AS opened,
+                       coalesce(sum(influenced_opens), 0)::bigint AS influenced_opens
+                  FROM message_report
+                 WHERE app_id = $1 AND ($2::text IS NULL OR campaign_id = $2)
+                """, [appId, campaignId]
+            ).first
+            let series = try connection.query(
+                """
+                SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(devices)::bigint AS devices,
+                       sum(permission_on)::bigint AS permission_on
+                  FROM device_permission_days
+                 WHERE app_id = $1 AND ($2::text IS NULL OR environment = $2)
+                   AND ($3::timestamptz IS NULL OR day::timestamp AT TIME ZONE 'UTC' >= $3)
+                   AND ($4::timestamptz IS NULL OR day::timestamp AT TIME ZONE 'UTC' < $4)
+                 GROUP BY day
+                 ORDER BY day
+                """, [appId, environment, window.from, window.to]
+            ).map { row in
+                PermissionDay(
+                    day: row.string("day") ?? "", devices: row.int("devices") ?? 0,
+                    permissionOn: row.int("permission_on") ?? 0)
+            }
+            return AudienceReport(
+                appId: appId, campaignId: campaignId, environment: environment,
+                registeredDevices: devices?.int("registered") ?? 0,
+                permissionOn: devices?.int("permission_on") ?? 0,
+                boundDevices: devices?.int("bound") ?? 0, sent: funnel?.int("sent") ?? 0,
+                delivered: funnel?.int("delivered") ?? 0, opened: funnel?.int("opened") ?? 0,
+                influencedOpens: funnel?.int("influenced_opens") ?? 0, permissionSeries: series)
+        }
+    }
+}
