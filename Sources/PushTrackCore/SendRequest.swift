@@ -126,7 +126,10 @@ public struct SendRequest: Sendable, Equatable {
         mutating func check<T>(
             _ field: String, _ rule: (JSONValue?) throws(FieldFailure) -> T?
         ) -> T?? {
-            let value = body[field].flatMap { $0.isNull ? nil : $0 }
+            // Spelled out: `JSONValue` takes a `nil` literal, so a closure returning `nil` here
+            // would make `.null`, not absence.
+            var value: JSONValue? = nil
+            if let present = body[field], !present.isNull { value = present }
             do {
                 return .some(try rule(value))
             } catch {

@@ -234,6 +234,19 @@ struct SendRequestTests {
         try SendRequest.decode(try! JSONParser.parse(Array(json.utf8)))
     }
 
+    /// `null` counts as absent for every optional field, as the README says.
+    @Test func nullOptionalFieldsCountAsAbsent() throws {
+        let request = try decode(
+            #"{"messageId":"m1","sentAt":0,"sent":2,"title":null,"failed":null,"platform":null,"appId":null}"#
+        )
+        #expect(request.title == nil)
+        #expect(request.failed == 0)
+        #expect(request.platform == nil)
+        #expect(request.appId == nil)
+        #expect(
+            fields(#"{"messageId":null,"sentAt":0,"sent":2}"#) == ["messageId": "missing_field"])
+    }
+
     private func fields(_ json: String) -> [String: String] {
         do {
             _ = try decode(json)

@@ -109,6 +109,15 @@ final class ServerProcess {
         process.standardError = errors
         try process.run()
         port = try Self.readPort(from: errors.fileHandleForReading)
+        // Serving starts before the writers have connected; traffic waits for readiness, as a
+        // load balancer's health check makes it.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while (try? TestHTTP.request(port: port, "GET", "/readyz"))?.status != 200 {
+            guard ContinuousClock.now < deadline else {
+                throw PushTrackError("not_ready", "pushtrack serve did not become ready")
+            }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
     }
 
     deinit {
