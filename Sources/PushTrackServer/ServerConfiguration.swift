@@ -32,6 +32,9 @@ public struct ServerConfiguration: Sendable {
     public var retryAfterSeconds: Int = 1
     /// How long shutdown waits for requests in flight.
     public var shutdownGraceSeconds: Double = 10
+    /// Whether the dashboard's session cookie is marked `Secure` (sent over HTTPS only): set it
+    /// when browsers reach the server through HTTPS (a TLS-terminating proxy).
+    public var secureCookies: Bool = false
 
     public init() {}
 }
@@ -154,6 +157,16 @@ extension ServerConfiguration {
             help: "seconds SIGTERM waits for requests in flight (10)"
         ) { c, v throws(ConfigurationError) in
             c.shutdownGraceSeconds = Double(try integer(v, "--shutdown-grace", 0...3600))
+        },
+        Option(
+            flag: "--secure-cookies", environment: "PUSHTRACK_SECURE_COOKIES",
+            help: "mark the dashboard's session cookie Secure, for HTTPS in front (false)"
+        ) { c, v throws(ConfigurationError) in
+            switch v.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "true", "1", "yes": c.secureCookies = true
+            case "false", "0", "no": c.secureCookies = false
+            default: throw ConfigurationError("--secure-cookies: '\(v)' is not true or false")
+            }
         },
     ]
 
