@@ -2,7 +2,7 @@ import Foundation
 import PushTrackCore
 
 /// Where a time chart's x axis is labelled: at round times of the reader's clock (every 1, 2,
-/// 3, 6, 12 or 24 hours; every 1, 2, 7, 14… days), as few steps as fit `maxLabels`, so that
+/// 3, 4, 6, 8, 12 or 24 hours; every 1, 2 … 7, 14, 28… days), as few as fit `maxLabels`, so that
 /// midnight is always labelled with its date (`11-29`) and the hours between show `15:00`.
 public enum TimeAxis {
     /// The labelled points of a series whose buckets start at `starts` (in order).
@@ -17,7 +17,7 @@ public enum TimeAxis {
         }
         let midnights = parts.indices.filter { parts[$0].hour == 0 && parts[$0].minute == 0 }
         if unit == .hour {
-            for step in [1, 2, 3, 6, 12] {
+            for step in [1, 2, 3, 4, 6, 8, 12] {
                 let chosen = parts.indices.filter {
                     parts[$0].minute == 0 && (parts[$0].hour ?? 0) % step == 0
                 }
