@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run test build release deps bench bench-reports fuzz format clean-data
+.PHONY: run test build release deps bench bench-reports fuzz screenshots format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
@@ -27,6 +27,9 @@ bench-reports:     ## the report benchmark: a campaign of 1,000,000 deliveries (
 
 fuzz:              ## fuzz the request decoder with libFuzzer for FUZZ_SECONDS (60)
 	scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
+
+screenshots:       ## the dashboard in headless chromium, laptop and phone, into .data/screenshots/
+	scripts/dashboard-screenshots.sh
 
 format:
 	swift format -i -r Sources Tests Package.swift

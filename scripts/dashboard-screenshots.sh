@@ -3,17 +3,16 @@
 # phone sizes, into .data/screenshots/ (OUT_DIR to change).
 #
 # Installs chromium (scripts/deps.sh --dashboard) and websocket-client (in .data/venv) when
-# missing, starts a throwaway PostgreSQL and `pushtrack serve` on free ports, loads fixture
+# missing, starts a throwaway PostgreSQL and `pushtrack serve` (release) on free ports, loads fixture
 # data through the API as a sender and the apps would (three campaigns, ~6,000 devices, events
 # over the last 44 hours), signs in with curl (POST /dashboard/sign-in with a read token) to get
 # the session cookie, and has chromium open each page with that cookie over the Chrome DevTools
 # Protocol (scripts/dashboard_screenshots.py). Cleans up on exit, even on failure.
 #
-# Environment: CONFIGURATION (debug or release; debug by default), OUT_DIR.
+# Environment: OUT_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
-CONFIGURATION=${CONFIGURATION:-debug}
 OUT_DIR=${OUT_DIR:-.data/screenshots}
 
 scripts/deps.sh --dashboard
@@ -25,30 +24,11 @@ if ! "$venv/bin/python" -c 'import websocket' 2>/dev/null; then
     "$venv/bin/pip" install --quiet websocket-client
 fi
 
-swift build -c "$CONFIGURATION" >/dev/null
-bin="$(swift build -c "$CONFIGURATION" --show-bin-path)/pushtrack"
-
-work=$(mktemp -d /tmp/pushtrack-screenshots.XXXXXX)
-chmod 755 "$work"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-pg_port=$(free_port)
-http_port=$(free_port)
-server_pid=""
-cleanup() {
-    if [[ -n "$server_pid" ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    scripts/pg.sh stop "$work/pg" immediate || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
+# A release build and a throwaway PostgreSQL, removed on exit (the benchmarks' setup).
+bench_name=screenshots
+# shellcheck source=../loadtest/fresh.sh
+source loadtest/fresh.sh
 trap 'exit 130' INT TERM
-
-scripts/pg.sh start "$work/pg" "$pg_port"
-export DATABASE_URL
-DATABASE_URL=$(scripts/pg.sh url "$pg_port")
-"$bin" migrate >/dev/null
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
 app=$("$bin" app create "Demo shop" --format json)
 app_id=$(json_field appId <<<"$app")
@@ -66,8 +46,6 @@ done
 curl -sf "$base/readyz" >/dev/null || { cat "$work/server.log" >&2; exit 1; }
 
 "$venv/bin/python" scripts/dashboard_screenshots.py load "$base" "$admin" "$app_id" "$write_key"
-# Reports read aggregates that `serve` folds every second.
-sleep 2
 
 # Sign in as a browser would, with the token in the form body (never in a URL).
 session=$(curl -s -o /dev/null -D - -X POST "$base/dashboard/sign-in" \

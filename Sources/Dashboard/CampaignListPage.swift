@@ -27,7 +27,9 @@ public struct CampaignListPage: Sendable {
     }
 
     /// The report fields of each row, after the campaign, its first send and its messages.
-    static let metricColumns: [MetricColumn] = [.sent, .delivered, .deliveryRate, .opened, .openRate]
+    static let metricColumns: [MetricColumn] = [
+        .sent, .delivered, .deliveryRate, .opened, .openRate,
+    ]
 
     /// Whether the list spans several apps, so that each row names its app.
     var showsApps: Bool { Set(list.campaigns.map(\.appId)).count > 1 }
@@ -74,7 +76,7 @@ public struct CampaignListPage: Sendable {
         let campaigns = sort.apply(list.campaigns)
         var rows: [HTML] = []
         for campaign in campaigns {
-                        let app: HTML = showsApps ? TableCell.text(campaign.appId, "App") : ""
+            let app: HTML = showsApps ? TableCell.text(campaign.appId, "App") : ""
             let label = campaign.name ?? campaign.campaignId
             rows.append(
                 """

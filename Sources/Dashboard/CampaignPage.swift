@@ -58,7 +58,9 @@ public struct CampaignPage: Sendable {
     private var seriesRange: String {
         let zoneText = DisplayFormat.zone(
             zoneName, zone, at: series.points.first?.start ?? report.summary.firstSentAt ?? Date())
-        guard let first = series.points.first, let last = series.points.last else { return zoneText }
+        guard let first = series.points.first, let last = series.points.last else {
+            return zoneText
+        }
         return "\(DisplayFormat.time(first.start, in: zone)) to "
             + "\(DisplayFormat.time(last.start, in: zone)), \(zoneText)"
     }
@@ -75,13 +77,15 @@ public struct CampaignPage: Sendable {
         parts.append(
             "\(String(summary.messageCount)) message\(summary.messageCount == 1 ? "" : "s")")
         parts.append("times in \(zoneName)")
-        return HTML(joining: parts.enumerated().map { $0.offset == 0 ? $0.element : " · \($0.element)" })
+        return HTML(
+            joining: parts.enumerated().map { $0.offset == 0 ? $0.element : " · \($0.element)" })
     }
 
     private var form: HTML {
         let options = [("", "auto"), ("hour", "hour"), ("day", "day")].map { option -> HTML in
             let selected = (chosenBucket?.rawValue ?? "") == option.0
-            return "<option value=\"\(option.0)\"\(selected ? " selected" : "")>\(option.1)</option>"
+            return
+                "<option value=\"\(option.0)\"\(selected ? " selected" : "")>\(option.1)</option>"
         }
         return """
             <form method="get" action="/dashboard/campaign" class="filters">\
@@ -93,31 +97,26 @@ public struct CampaignPage: Sendable {
             """
     }
 
-    private func kpi(_ field: String, _ value: String, _ text: String, _ label: String) -> HTML {
-        "<div class=\"kpi\" data-field=\"\(field)\" data-value=\"\(value)\"><b>\(text)</b><span>\(label)</span></div>"
-    }
-
+    /// The headline numbers: JSON field, value, label.
     private var headline: HTML {
         let metrics = report.summary.metrics
-        let counters = metrics.counters
-        func rate(_ value: Double?) -> String { value.map { "\($0)" } ?? "" }
-        let items: [HTML] = [
-            kpi("sent", metrics.sent.map(String.init) ?? "", DisplayFormat.count(metrics.sent), "Sent"),
-            kpi("delivered", String(counters.delivered), DisplayFormat.count(counters.delivered), "Delivered"),
-            kpi("deliveryRate", rate(metrics.deliveryRate), DisplayFormat.percent(metrics.deliveryRate), "Delivery rate"),
-            kpi("opened", String(counters.opened), DisplayFormat.count(counters.opened), "Opened"),
-            kpi("openRate", rate(metrics.openRate), DisplayFormat.percent(metrics.openRate), "Open rate (of delivered)"),
-            kpi(
-                "clickThroughRate", rate(metrics.clickThroughRate),
-                DisplayFormat.percent(metrics.clickThroughRate), "Click-through (of sent)"),
-            kpi(
-                "p50Seconds", rate(metrics.timeToOpen?.p50Seconds),
-                DisplayFormat.duration(metrics.timeToOpen?.p50Seconds), "Median time to open"),
-            kpi(
-                "p90Seconds", rate(metrics.timeToOpen?.p90Seconds),
-                DisplayFormat.duration(metrics.timeToOpen?.p90Seconds), "90th pct. time to open"),
+        let items: [(field: String, value: MetricValue, label: String)] = [
+            ("sent", .count(metrics.sent), "Sent"),
+            ("delivered", .count(metrics.counters.delivered), "Delivered"),
+            ("deliveryRate", .rate(metrics.deliveryRate), "Delivery rate"),
+            ("opened", .count(metrics.counters.opened), "Opened"),
+            ("openRate", .rate(metrics.openRate), "Open rate (of delivered)"),
+            ("clickThroughRate", .rate(metrics.clickThroughRate), "Click-through (of sent)"),
+            ("p50Seconds", .seconds(metrics.timeToOpen?.p50Seconds), "Median time to open"),
+            ("p90Seconds", .seconds(metrics.timeToOpen?.p90Seconds), "90th pct. time to open"),
         ]
-        return "<div class=\"kpis\">\(items)</div>"
+        let cards = items.map { item -> HTML in
+            """
+            <div class="kpi" data-field="\(item.field)" data-value="\(item.value.data)">\
+            <b>\(item.value.text)</b><span>\(item.label)</span></div>
+            """
+        }
+        return "<div class=\"kpis\">\(cards)</div>"
     }
 
     private var funnel: HTML {
@@ -133,7 +132,8 @@ public struct CampaignPage: Sendable {
                 .init(
                     name: "Delivered",
                     segments: [
-                        .init(name: "Confirmed", value: counters.confirmed, color: colors.confirmed),
+                        .init(
+                            name: "Confirmed", value: counters.confirmed, color: colors.confirmed),
                         .init(name: "Inferred", value: counters.inferred, color: colors.inferred),
                     ],
                     note: "\(DisplayFormat.percent(metrics.deliveryRate)) of sent"),
@@ -223,7 +223,8 @@ public struct CampaignPage: Sendable {
                     values: points.map(\.counters.opened)),
             ])
         let columns: [(field: String, title: String, value: (RollupCounters) -> Int)] = [
-            ("delivered", "Delivered", \.delivered), ("confirmedArrivals", "Confirmed", \.confirmed),
+            ("delivered", "Delivered", \.delivered),
+            ("confirmedArrivals", "Confirmed", \.confirmed),
             ("opened", "Opened", \.opened), ("clicks", "Clicks", \.clicks),
             ("dismissed", "Dismissed", \.dismissed),
         ]

@@ -1,3 +1,5 @@
+import PushTrackCore
+
 /// `application/x-www-form-urlencoded`, both ways: the sign-in form's body, and the query
 /// strings of the dashboard's links and GET forms.
 public enum FormEncoding {
@@ -39,7 +41,8 @@ public enum FormEncoding {
                 UInt8(ascii: "_"), UInt8(ascii: "~"):
                 encoded.unicodeScalars.append(Unicode.Scalar(byte))
             default:
-                encoded += "%" + String(byte >> 4, radix: 16, uppercase: true)
+                encoded +=
+                    "%" + String(byte >> 4, radix: 16, uppercase: true)
                     + String(byte & 0xF, radix: 16, uppercase: true)
             }
         }
@@ -55,7 +58,7 @@ public enum FormEncoding {
             if byte == UInt8(ascii: "+") {
                 output.append(UInt8(ascii: " "))
             } else if byte == UInt8(ascii: "%"), index + 2 < bytes.endIndex,
-                let high = hexValue(bytes[index + 1]), let low = hexValue(bytes[index + 2])
+                let high = Hex.value(bytes[index + 1]), let low = Hex.value(bytes[index + 2])
             {
                 output.append(high << 4 | low)
                 index += 3
@@ -66,14 +69,5 @@ public enum FormEncoding {
             index += 1
         }
         return String(decoding: output, as: UTF8.self)
-    }
-
-    private static func hexValue(_ byte: UInt8) -> UInt8? {
-        switch byte {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): return byte - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): return byte - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): return byte - UInt8(ascii: "A") + 10
-        default: return nil
-        }
     }
 }

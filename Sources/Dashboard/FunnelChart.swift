@@ -51,7 +51,8 @@ public struct FunnelChart: Sendable {
         var rows: [HTML] = []
         for (index, stage) in stages.enumerated() {
             let top = Double(index) * Self.rowHeight
-            let note: HTML = stage.note.isEmpty ? "" : " <tspan class=\"note\">· \(stage.note)</tspan>"
+            let note: HTML =
+                stage.note.isEmpty ? "" : " <tspan class=\"note\">· \(stage.note)</tspan>"
             rows.append(
                 """
                 <text x="\(Self.inset)" y="\(top + 16)"><tspan class="stage">\(stage.name)</tspan> \

@@ -3,8 +3,7 @@
 /// Pages are built from literals with interpolations, so escaping cannot be forgotten: a
 /// `String` (a campaign name, an id, a query value) always goes through ``escape(_:)``, and only
 /// fragments already built as `HTML` are inserted as they are.
-public struct HTML: Sendable, Equatable, ExpressibleByStringInterpolation, CustomStringConvertible
-{
+public struct HTML: Sendable, Equatable, ExpressibleByStringInterpolation, CustomStringConvertible {
     /// The markup.
     public private(set) var rendered: String
 

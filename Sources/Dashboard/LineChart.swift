@@ -88,7 +88,8 @@ public struct LineChart: Sendable {
         for label in writtenLabels {
             // The end labels stay inside the chart.
             let anchor =
-                labels.count < 2 ? "middle"
+                labels.count < 2
+                ? "middle"
                 : label.index == 0 ? "start" : label.index == labels.count - 1 ? "end" : "middle"
             axis.append(
                 """

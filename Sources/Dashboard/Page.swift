@@ -146,7 +146,9 @@ public struct ErrorPage: Sendable {
     }
 
     public func render(signedIn: Bool) -> String {
-        let links = self.links.map { link -> HTML in "<li><a href=\"\(link.href)\">\(link.text)</a></li>" }
+        let links = self.links.map { link -> HTML in
+            "<li><a href=\"\(link.href)\">\(link.text)</a></li>"
+        }
         return Page(
             title: title,
             content: """

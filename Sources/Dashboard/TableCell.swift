@@ -6,19 +6,19 @@ public enum TableCell {
     public static func count(_ field: String, _ value: Int?, _ label: String, wide: Bool = false)
         -> HTML
     {
-        cell(field, value.map(String.init), DisplayFormat.count(value), label, wide)
+        cell(field, .count(value), label, wide)
     }
 
     public static func rate(_ field: String, _ value: Double?, _ label: String, wide: Bool = false)
         -> HTML
     {
-        cell(field, value.map { "\($0)" }, DisplayFormat.percent(value), label, wide)
+        cell(field, .rate(value), label, wide)
     }
 
     public static func seconds(
         _ field: String, _ value: Double?, _ label: String, wide: Bool = false
     ) -> HTML {
-        cell(field, value.map { "\($0)" }, DisplayFormat.duration(value), label, wide)
+        cell(field, .seconds(value), label, wide)
     }
 
     /// A text cell, labelled like the numbers.
@@ -27,12 +27,12 @@ public enum TableCell {
         return "<td\(attribute) data-label=\"\(label)\">\(text)</td>"
     }
 
-    private static func cell(
-        _ field: String, _ value: String?, _ text: String, _ label: String, _ wide: Bool
-    ) -> HTML {
+    private static func cell(_ field: String, _ value: MetricValue, _ label: String, _ wide: Bool)
+        -> HTML
+    {
         """
         <td class="num\(wide ? " wide" : "")" data-label="\(label)" data-field="\(field)" \
-        data-value="\(value ?? "")">\(text)</td>
+        data-value="\(value.data)">\(value.text)</td>
         """
     }
 
@@ -42,6 +42,29 @@ public enum TableCell {
         let attribute: HTML =
             classes.isEmpty ? "" : " class=\"\(classes.joined(separator: " "))\""
         return "<th\(attribute)>\(title)</th>"
+    }
+}
+
+/// A report number as a page shows it: `text` for the reader, `data` for `data-value` (the
+/// JSON value exactly, empty for `null`).
+public enum MetricValue: Sendable, Equatable {
+    case count(Int?)
+    case rate(Double?)
+    case seconds(Double?)
+
+    public var data: String {
+        switch self {
+        case .count(let value): return value.map(String.init) ?? ""
+        case .rate(let value), .seconds(let value): return value.map { "\($0)" } ?? ""
+        }
+    }
+
+    public var text: String {
+        switch self {
+        case .count(let value): return DisplayFormat.count(value)
+        case .rate(let value): return DisplayFormat.percent(value)
+        case .seconds(let value): return DisplayFormat.duration(value)
+        }
     }
 }
 
@@ -60,7 +83,7 @@ public enum ZoneField {
     public static func render(_ zoneName: String) -> HTML {
         let options = suggestions.map { zone -> HTML in "<option value=\"\(zone)\">" }
         return """
-            <label>Time zone<input name="tz" value="\(zoneName)" list="zones" size="16" \
+            <label>Time zone<input name="tz" value="\(zoneName)" list="zones" size="20" \
             spellcheck="false"></label><datalist id="zones">\(options)</datalist>
             """
     }

@@ -11,7 +11,9 @@ public enum TimeAxis {
     ) -> [(index: Int, text: String)] {
         guard !starts.isEmpty else { return [] }
         let calendar = DisplayFormat.calendar(zone)
-        let parts = starts.map { calendar.dateComponents([.month, .day, .hour, .minute], from: $0) }
+        let parts = starts.map {
+            calendar.dateComponents([.month, .day, .hour, .minute], from: $0)
+        }
         func date(_ index: Int) -> String {
             "\(pad(parts[index].month))-\(pad(parts[index].day))"
         }

@@ -71,7 +71,8 @@ struct DashboardRoutes: Sendable {
         let from = given(request.query["from"])
         let to = given(request.query["to"])
         let window = try ReportWindow.parse(from: from, to: to, timeZone: zone)
-        let sort = try CampaignSort.parse(sort: request.query["sort"], order: request.query["order"])
+        let sort = try CampaignSort.parse(
+            sort: request.query["sort"], order: request.query["order"])
         let list = try ReportStore(connection).campaignList(
             window: window, requested: given(request.query["appId"]), scope: grant.appId)
         return CampaignListPage(
@@ -106,7 +107,8 @@ struct DashboardRoutes: Sendable {
             let unit = chosenBucket ?? .day
             series = try store.timeSeries(
                 appId: appId, campaignId: campaignId,
-                series: TimeSeries(unit: unit, timeZone: chosen.timeZone, zoneName: chosen.zoneName),
+                series: TimeSeries(
+                    unit: unit, timeZone: chosen.timeZone, zoneName: chosen.zoneName),
                 window: ReportWindow())
         }
         return CampaignPage(
@@ -221,7 +223,10 @@ struct DashboardRoutes: Sendable {
                             Self.redirect(
                                 "/dashboard",
                                 headers: [
-                                    ("Set-Cookie", cookie.set(session, maxAgeSeconds: Self.sessionSeconds))
+                                    (
+                                        "Set-Cookie",
+                                        cookie.set(session, maxAgeSeconds: Self.sessionSeconds)
+                                    )
                                 ]))
                     } catch {
                         log.warning("session creation failed", ["reason": "\(error)"])

@@ -53,8 +53,7 @@ final class IngestWriter: Sendable {
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
 
-    init(databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int)
-    {
+    init(databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int) {
         self.writers = writers
         self.databaseURL = databaseURL
         self.maxEvents = maxEvents

@@ -20,8 +20,12 @@ struct CampaignSortTests {
     /// In the JSON list's order: latest first send first, never sent last.
     private var list: [CampaignSummary] {
         [
-            campaign("c", name: "charlie", sent: 100, delivered: 90, opened: 9, firstSent: "2026-11-29T10:00:00Z"),
-            campaign("a", name: "Alpha", sent: 200, delivered: 100, opened: 50, firstSent: "2026-11-29T08:00:00Z"),
+            campaign(
+                "c", name: "charlie", sent: 100, delivered: 90, opened: 9,
+                firstSent: "2026-11-29T10:00:00Z"),
+            campaign(
+                "a", name: "Alpha", sent: 200, delivered: 100, opened: 50,
+                firstSent: "2026-11-29T08:00:00Z"),
             campaign("b", sent: 0, delivered: 10, opened: 1, firstSent: "2026-11-28T08:00:00Z"),
             campaign("d", name: "delta", sent: 0, delivered: 0, opened: 0, firstSent: nil),
         ]
@@ -55,7 +59,12 @@ struct CampaignSortTests {
     }
 
     @Test func unknownSortOrOrderIsAnError() {
-        #expect(throws: ReportInputError("sort", "sort must be one of campaign, firstSent, messages, sent, delivered, deliveryRate, opened, openRate, not 'rate'")) {
+        #expect(
+            throws: ReportInputError(
+                "sort",
+                "sort must be one of campaign, firstSent, messages, sent, delivered, deliveryRate, opened, openRate, not 'rate'"
+            )
+        ) {
             try CampaignSort.parse(sort: "rate", order: nil)
         }
         #expect(throws: ReportInputError("order", "order must be asc or desc, not 'up'")) {
@@ -86,9 +95,12 @@ struct CampaignSortTests {
         #expect(DisplayFormat.time(date, in: shanghai) == "2026-11-30 04:30")
         #expect(DisplayFormat.time(nil, in: shanghai) == "-")
         #expect(DisplayFormat.offset(shanghai, at: date) == "UTC+08:00")
-        #expect(DisplayFormat.offset(TimeZone(identifier: "America/St_Johns")!, at: date) == "UTC\u{2212}03:30")
+        #expect(
+            DisplayFormat.offset(TimeZone(identifier: "America/St_Johns")!, at: date)
+                == "UTC\u{2212}03:30")
         #expect(DisplayFormat.offset(TimeZone(identifier: "UTC")!, at: date) == "UTC")
         #expect(DisplayFormat.zone("UTC", TimeZone(identifier: "UTC")!, at: date) == "UTC")
-        #expect(DisplayFormat.zone("Asia/Shanghai", shanghai, at: date) == "Asia/Shanghai (UTC+08:00)")
+        #expect(
+            DisplayFormat.zone("Asia/Shanghai", shanghai, at: date) == "Asia/Shanghai (UTC+08:00)")
     }
 }

@@ -41,7 +41,9 @@ struct ChartTests {
         #expect(line.y(500) == 111)
         #expect(line.points([0, 500, 1000]) == "52,210 299,111 546,12")
         let svg = line.render().rendered
-        #expect(svg.contains(##"<polyline points="52,210 299,111 546,12" fill="none" stroke="#2563eb""##))
+        #expect(
+            svg.contains(
+                ##"<polyline points="52,210 299,111 546,12" fill="none" stroke="#2563eb""##))
         #expect(svg.contains(#"<path d="M52,210 L52,210 L299,111 L546,12 L546,210 Z""#))
         #expect(svg.contains(#"<text x="46" y="16" text-anchor="end">1,000</text>"#))
         #expect(svg.contains("<title>L1: Delivered 500</title>"))
@@ -107,7 +109,8 @@ struct ChartTests {
 
     @Test func emptyFunnelDoesNotDivideByZero() {
         let funnel = FunnelChart(
-            title: "f", stages: [.init(name: "Sent", segments: [.init(name: "Sent", value: 0, color: "#999")])])
+            title: "f",
+            stages: [.init(name: "Sent", segments: [.init(name: "Sent", value: 0, color: "#999")])])
         #expect(funnel.scaleMaximum == 1)
         #expect(funnel.barWidth(0) == 0)
     }
@@ -121,7 +124,11 @@ struct ChartTests {
         let utc = TimeZone(identifier: "UTC")!
         let starts = hours("2026-11-28T14:00:00Z", count: 31)  // 14:00 to 20:00 the next day
         let labels = TimeAxis.labels(starts, unit: .hour, zone: utc, maxLabels: 12)
-        #expect(labels.map(\.text) == ["11-28 15:00", "18:00", "21:00", "11-29", "03:00", "06:00", "09:00", "12:00", "15:00", "18:00"])
+        #expect(
+            labels.map(\.text) == [
+                "11-28 15:00", "18:00", "21:00", "11-29", "03:00", "06:00", "09:00", "12:00",
+                "15:00", "18:00",
+            ])
         #expect(labels.first?.index == 1)
         let narrow = TimeAxis.labels(starts, unit: .hour, zone: utc, maxLabels: 4)
         #expect(narrow.map(\.text) == ["11-28 16:00", "11-29", "08:00", "16:00"])

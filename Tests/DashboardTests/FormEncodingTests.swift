@@ -6,14 +6,17 @@ import Testing
 struct FormEncodingTests {
     @Test func queryEncodesEverythingButUnreservedBytes() {
         #expect(
-            FormEncoding.query([("id", "a b&c=d/é"), ("tz", "Asia/Shanghai"), ("x", nil), ("y", "")])
+            FormEncoding.query([
+                ("id", "a b&c=d/é"), ("tz", "Asia/Shanghai"), ("x", nil), ("y", ""),
+            ])
                 == "id=a%20b%26c%3Dd%2F%C3%A9&tz=Asia%2FShanghai")
         #expect(FormEncoding.link("/dashboard", [("tz", nil)]) == "/dashboard")
         #expect(FormEncoding.link("/dashboard", [("sort", "sent")]) == "/dashboard?sort=sent")
     }
 
     @Test func decodeReadsAFormBody() {
-        let fields = FormEncoding.decode(Array("token=pt_ab%2Bc+d&empty=&flag&token2=%E6%98%A5".utf8))
+        let fields = FormEncoding.decode(
+            Array("token=pt_ab%2Bc+d&empty=&flag&token2=%E6%98%A5".utf8))
         #expect(fields == ["token": "pt_ab+c d", "empty": "", "flag": "", "token2": "春"])
     }
 
@@ -36,7 +39,8 @@ struct FormEncodingTests {
                 == "pushtrack_session=ps_1; Path=/dashboard; Max-Age=60; HttpOnly; SameSite=Strict")
         #expect(
             SessionCookie(secure: true).set("ps_1", maxAgeSeconds: 60)
-                == "pushtrack_session=ps_1; Path=/dashboard; Max-Age=60; HttpOnly; SameSite=Strict; Secure")
+                == "pushtrack_session=ps_1; Path=/dashboard; Max-Age=60; HttpOnly; SameSite=Strict; Secure"
+        )
         #expect(
             SessionCookie(secure: false).clear()
                 == "pushtrack_session=; Path=/dashboard; Max-Age=0; HttpOnly; SameSite=Strict")
@@ -56,13 +60,17 @@ struct FormEncodingTests {
     @Test func formsFromOtherSitesAreCrossSite() {
         let host = "dash.example:8080"
         #expect(!FormOrigin.isCrossSite(origin: nil, host: host, fetchSite: nil))
-        #expect(!FormOrigin.isCrossSite(origin: "http://dash.example:8080", host: host, fetchSite: nil))
-        #expect(!FormOrigin.isCrossSite(origin: "HTTPS://Dash.Example:8080", host: host, fetchSite: "same-origin"))
+        #expect(
+            !FormOrigin.isCrossSite(origin: "http://dash.example:8080", host: host, fetchSite: nil))
+        #expect(
+            !FormOrigin.isCrossSite(
+                origin: "HTTPS://Dash.Example:8080", host: host, fetchSite: "same-origin"))
         #expect(!FormOrigin.isCrossSite(origin: nil, host: host, fetchSite: "none"))
         #expect(FormOrigin.isCrossSite(origin: "http://evil.example", host: host, fetchSite: nil))
         #expect(FormOrigin.isCrossSite(origin: "http://dash.example", host: host, fetchSite: nil))
         #expect(FormOrigin.isCrossSite(origin: "null", host: host, fetchSite: nil))
-        #expect(FormOrigin.isCrossSite(origin: "http://dash.example:8080", host: nil, fetchSite: nil))
+        #expect(
+            FormOrigin.isCrossSite(origin: "http://dash.example:8080", host: nil, fetchSite: nil))
         #expect(FormOrigin.isCrossSite(origin: nil, host: host, fetchSite: "cross-site"))
         #expect(FormOrigin.isCrossSite(origin: nil, host: host, fetchSite: "same-site"))
     }

@@ -88,7 +88,9 @@ struct PageTests {
             ],
             breakdowns: Breakdowns(
                 platform: [BreakdownItem(value: Self.hostile, metrics: metrics)],
-                appVersion: [BreakdownItem(value: nil, metrics: ReportMetrics(sent: nil, counters: .zero))]),
+                appVersion: [
+                    BreakdownItem(value: nil, metrics: ReportMetrics(sent: nil, counters: .zero))
+                ]),
             openCurve: OpenCurve.points(
                 [OpenCurve.Opens(endsAfterSeconds: 300, opened: 2)], sent: 10))
         let series = TimeSeries(unit: .hour, timeZone: zone, zoneName: "UTC")
@@ -126,7 +128,9 @@ struct PageTests {
 
     @Test func pagesNeedNothingFromOutside() {
         let page = SignInPage.render()
-        #expect(page.contains("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"))
+        #expect(
+            page.contains(
+                "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"))
         #expect(!page.contains("http://") && !page.contains("https://"))
         #expect(!page.contains("<link") && !page.contains("<script"))
         #expect(

@@ -17,7 +17,8 @@ private func unescape(_ text: String) -> String {
 }
 
 private func matches(_ pattern: String, in text: String) -> [[String]] {
-    guard let regex = try? NSRegularExpression(pattern: pattern, options: [.dotMatchesLineSeparators])
+    guard
+        let regex = try? NSRegularExpression(pattern: pattern, options: [.dotMatchesLineSeparators])
     else { return [] }
     let range = NSRange(text.startIndex..., in: text)
     return regex.matches(in: text, range: range).map { match in
@@ -60,8 +61,11 @@ private func expectCells(
             #expect(cell.text == "-", "\(field)", sourceLocation: sourceLocation)
         default:
             let rate = number(object[field])
-            #expect(rate != nil && Double(cell.value) == rate, "\(field)", sourceLocation: sourceLocation)
-            #expect(cell.text == TextTable.percent(rate), "\(field)", sourceLocation: sourceLocation)
+            #expect(
+                rate != nil && Double(cell.value) == rate, "\(field)",
+                sourceLocation: sourceLocation)
+            #expect(
+                cell.text == TextTable.percent(rate), "\(field)", sourceLocation: sourceLocation)
         }
     }
 }
@@ -85,7 +89,8 @@ private struct Browser {
 
     func get(_ path: String) throws -> TestHTTPResponse {
         try TestHTTP.request(
-            port: port, "GET", path, headers: cookie.map { [("Cookie", "pushtrack_session=\($0)")] } ?? [])
+            port: port, "GET", path,
+            headers: cookie.map { [("Cookie", "pushtrack_session=\($0)")] } ?? [])
     }
 
     func post(_ path: String, form: String, headers: [(String, String)] = []) throws
@@ -172,14 +177,18 @@ struct DashboardRouteTests {
         #expect(list.status == 200)
         #expect(list.text.contains("<h1>Campaigns</h1>"))
         #expect(list.headers["cache-control"] == "no-store")
-        #expect(try browser.get("/dashboard/campaign?id=spring-sale&appId=\(fixture.appId)").status == 200)
+        #expect(
+            try browser.get("/dashboard/campaign?id=spring-sale&appId=\(fixture.appId)").status
+                == 200)
 
         // An admin token signs in too; a forged cookie goes back to the form, and is cleared.
         var admin = Browser(port: fixture.port)
         _ = try admin.signIn(fixture.scopedAdmin)
         #expect(try admin.get("/dashboard").status == 200)
-        let forged = try Browser(port: fixture.port, cookie: "ps_" + String(repeating: "0", count: 64))
-            .get("/dashboard")
+        let forged = try Browser(
+            port: fixture.port, cookie: "ps_" + String(repeating: "0", count: 64)
+        )
+        .get("/dashboard")
         #expect(forged.status == 303)
         #expect(forged.headers["location"] == "/dashboard/sign-in")
         #expect(
@@ -236,7 +245,9 @@ struct DashboardRouteTests {
         let token = try Credentials.createToken(role: .read, appId: nil, on: server.db).token
         var browser = Browser(port: server.port)
         let response = try browser.post("/dashboard/sign-in", form: "token=\(token)")
-        #expect(response.headers["set-cookie"]?.hasSuffix("; HttpOnly; SameSite=Strict; Secure") == true)
+        #expect(
+            response.headers["set-cookie"]?.hasSuffix("; HttpOnly; SameSite=Strict; Secure") == true
+        )
         browser.cookie = sessionCookie(response)
         #expect(try browser.get("/dashboard").status == 200)
         #expect(try Credentials.revoke(secret: token, on: server.db))
@@ -252,14 +263,20 @@ struct DashboardRouteTests {
         let fixture = try ReportFixture()
         var browser = Browser(port: fixture.port)
         _ = try browser.signIn(fixture.read)
-        for query in ["", "from=2026-11-29&to=2026-11-29", "from=2026-11-29T10:00:00Z", "tz=Asia/Shanghai&from=2026-11-29"] {
+        for query in [
+            "", "from=2026-11-29&to=2026-11-29", "from=2026-11-29T10:00:00Z",
+            "tz=Asia/Shanghai&from=2026-11-29",
+        ] {
             let json = exactJSON(
-                try fixture.request("GET", "/api/v1/reports/campaigns?\(query)", token: fixture.read))
+                try fixture.request(
+                    "GET", "/api/v1/reports/campaigns?\(query)", token: fixture.read))
             let page = try browser.get("/dashboard?\(query)")
             #expect(page.status == 200, "\(query)")
             let pageRows = rows(page.text, key: "data-campaign")
             let campaigns = objects(json["campaigns"])
-            #expect(pageRows.map(\.id) == campaigns.map { $0["campaignId"] as? String ?? "" }, "\(query)")
+            #expect(
+                pageRows.map(\.id) == campaigns.map { $0["campaignId"] as? String ?? "" },
+                "\(query)")
             for (row, campaign) in zip(pageRows, campaigns) {
                 expectCells(
                     cells(row.html), equal: campaign,
@@ -290,10 +307,14 @@ struct DashboardRouteTests {
         // Without a rate, the list's order.
         #expect(try order("sort=deliveryRate") == ["spring-sale", "empty", "m4"])
         #expect(try order("sort=deliveryRate&order=asc") == ["spring-sale", "empty", "m4"])
-        #expect(try order("sort=campaign") == ["empty", "m4", "spring-sale"].sorted { a, b in
-            let names = ["spring-sale": "spring, \"big\" sale", "m4": "m4", "empty": "nothing yet"]
-            return names[a]! < names[b]!
-        })
+        #expect(
+            try order("sort=campaign")
+                == ["empty", "m4", "spring-sale"].sorted { a, b in
+                    let names = [
+                        "spring-sale": "spring, \"big\" sale", "m4": "m4", "empty": "nothing yet",
+                    ]
+                    return names[a]! < names[b]!
+                })
         let page = try browser.get("/dashboard?sort=openRate&order=asc")
         #expect(page.text.contains("aria-sort=\"ascending\""))
         let bad = try browser.get("/dashboard?sort=rate")
@@ -320,20 +341,31 @@ struct DashboardRouteTests {
 
         // The headline numbers.
         var headline: Cells = [:]
-        for match in matches(#"<div class="kpi" data-field="([^"]+)" data-value="([^"]*)"><b>([^<]*)</b>"#, in: page) {
+        for match in matches(
+            #"<div class="kpi" data-field="([^"]+)" data-value="([^"]*)"><b>([^<]*)</b>"#, in: page)
+        {
             headline[match[1]] = (match[2], match[3])
         }
-        expectCells(headline, equal: report, ["sent", "delivered", "deliveryRate", "opened", "openRate", "clickThroughRate"])
+        expectCells(
+            headline, equal: report,
+            ["sent", "delivered", "deliveryRate", "opened", "openRate", "clickThroughRate"])
         let timeToOpen = report["timeToOpen"] as? [String: Any]
         #expect(Double(headline["p50Seconds"]?.value ?? "") == number(timeToOpen?["p50Seconds"]))
-        #expect(headline["p50Seconds"]?.text == TextTable.duration(number(timeToOpen?["p50Seconds"])))
+        #expect(
+            headline["p50Seconds"]?.text == TextTable.duration(number(timeToOpen?["p50Seconds"])))
         #expect(Double(headline["p90Seconds"]?.value ?? "") == number(timeToOpen?["p90Seconds"]))
         // The funnel: sent, delivered (confirmed + inferred), opened.
         #expect(page.contains("<tspan class=\"stage\">Sent</tspan> 1,500"))
-        #expect(page.contains("<tspan class=\"stage\">Delivered</tspan> 1,120 <tspan class=\"note\">· 74.7% of sent</tspan>"))
+        #expect(
+            page.contains(
+                "<tspan class=\"stage\">Delivered</tspan> 1,120 <tspan class=\"note\">· 74.7% of sent</tspan>"
+            ))
         #expect(page.contains("<title>Confirmed: 1,060</title>"))
         #expect(page.contains("<title>Inferred: 60</title>"))
-        #expect(page.contains("<tspan class=\"stage\">Opened</tspan> 260 <tspan class=\"note\">· 23.2% of delivered</tspan>"))
+        #expect(
+            page.contains(
+                "<tspan class=\"stage\">Opened</tspan> 260 <tspan class=\"note\">· 23.2% of delivered</tspan>"
+            ))
 
         // One row per message, in the report's order, with its numbers.
         let messages = objects(report["messages"])
@@ -342,7 +374,10 @@ struct DashboardRouteTests {
         for (row, message) in zip(messageRows, messages) {
             expectCells(
                 cells(row.html), equal: message,
-                ["sent", "delivered", "confirmedArrivals", "inferredArrivals", "deliveryRate", "opened", "openRate", "clicks", "dismissed"])
+                [
+                    "sent", "delivered", "confirmedArrivals", "inferredArrivals", "deliveryRate",
+                    "opened", "openRate", "clicks", "dismissed",
+                ])
         }
         // m1 was first sent 2026-11-29T08:00Z: 16:00 in Shanghai; m3 was never registered.
         #expect(messageRows.first?.html.contains("2026-11-29 16:00") == true)
@@ -351,13 +386,19 @@ struct DashboardRouteTests {
         // Breakdowns, dimension by dimension.
         let breakdowns = report["breakdowns"] as? [String: Any] ?? [:]
         for dimension in ["platform", "appVersion", "locale"] {
-            let table = matches(#"<table class="breakdown stack" data-dimension="\#(dimension)">(.*?)</table>"#, in: page)
+            let table =
+                matches(
+                    #"<table class="breakdown stack" data-dimension="\#(dimension)">(.*?)</table>"#,
+                    in: page
+                )
                 .first?[1] ?? ""
             let items = objects(breakdowns[dimension])
             let itemRows = rows(table, key: "data-value")
-            #expect(itemRows.map(\.id) == items.map { $0["value"] as? String ?? "" }, "\(dimension)")
+            #expect(
+                itemRows.map(\.id) == items.map { $0["value"] as? String ?? "" }, "\(dimension)")
             for (row, item) in zip(itemRows, items) {
-                let fields = dimension == "platform"
+                let fields =
+                    dimension == "platform"
                     ? ["sent", "delivered", "deliveryRate", "opened", "openRate"]
                     : ["delivered", "opened", "openRate"]
                 expectCells(cells(row.html), equal: item, fields)
@@ -379,7 +420,9 @@ struct DashboardRouteTests {
         #expect(pointRows.map(\.id) == points.map { $0["time"] as? String ?? "" })
         #expect(pointRows.first?.id == "2026-11-29T16:00:00+08:00")
         for (row, point) in zip(pointRows, points) {
-            expectCells(cells(row.html), equal: point, ["delivered", "confirmedArrivals", "opened", "clicks", "dismissed"])
+            expectCells(
+                cells(row.html), equal: point,
+                ["delivered", "confirmedArrivals", "opened", "clicks", "dismissed"])
         }
         #expect(page.contains("times in Asia/Shanghai"))
         #expect(page.contains("2026-11-29 16:00 to 2026-11-30 09:00, Asia/Shanghai (UTC+08:00)"))
@@ -389,26 +432,32 @@ struct DashboardRouteTests {
         let fixture = try ReportFixture()
         var browser = Browser(port: fixture.port)
         _ = try browser.signIn(fixture.scopedRead)
-        for (tz, bucket) in [("America/Los_Angeles", "day"), ("UTC", "hour"), ("Asia/Kolkata", "")] {
+        for (tz, bucket) in [("America/Los_Angeles", "day"), ("UTC", "hour"), ("Asia/Kolkata", "")]
+        {
             let json = exactJSON(
                 try fixture.request(
                     "GET",
                     "/api/v1/reports/campaigns/spring-sale/timeseries?tz=\(tz)&bucket=\(bucket.isEmpty ? "hour" : bucket)",
                     token: fixture.scopedRead))
-            let page = try browser.get("/dashboard/campaign?id=spring-sale&tz=\(tz)&bucket=\(bucket)")
+            let page = try browser.get(
+                "/dashboard/campaign?id=spring-sale&tz=\(tz)&bucket=\(bucket)")
             #expect(page.status == 200)
             #expect(
                 rows(page.text, key: "data-time").map(\.id)
                     == objects(json["points"]).map { $0["time"] as? String ?? "" }, "\(tz)")
         }
-        let day = try browser.get("/dashboard/campaign?id=spring-sale&tz=America/Los_Angeles&bucket=day")
+        let day = try browser.get(
+            "/dashboard/campaign?id=spring-sale&tz=America/Los_Angeles&bucket=day")
         #expect(day.text.contains("<tr data-time=\"2026-11-29T00:00:00-08:00\">"))
         #expect(day.text.contains("Deliveries and opens per day"))
         #expect(day.text.contains("<option value=\"day\" selected>day</option>"))
 
         let badZone = try browser.get("/dashboard/campaign?id=spring-sale&tz=Mars/Olympus")
         #expect(badZone.status == 400)
-        #expect(badZone.text.contains("tz must be an IANA time zone name such as Asia/Shanghai or UTC, not &#39;Mars/Olympus&#39;"))
+        #expect(
+            badZone.text.contains(
+                "tz must be an IANA time zone name such as Asia/Shanghai or UTC, not &#39;Mars/Olympus&#39;"
+            ))
         #expect(try browser.get("/dashboard?tz=Nowhere").status == 400)
         #expect(try browser.get("/dashboard?from=yesterday").status == 400)
         #expect(try browser.get("/dashboard/campaign?id=spring-sale&bucket=week").status == 400)
@@ -426,14 +475,21 @@ struct DashboardRouteTests {
         let ambiguous = try global.get("/dashboard/campaign?id=spring-sale")
         #expect(ambiguous.status == 409)
         for app in [fixture.appId, fixture.otherApp.appId] {
-            #expect(ambiguous.text.contains("href=\"/dashboard/campaign?id=spring-sale&amp;appId=\(app)\""))
+            #expect(
+                ambiguous.text.contains(
+                    "href=\"/dashboard/campaign?id=spring-sale&amp;appId=\(app)\""))
         }
         var other = Browser(port: fixture.port)
         _ = try other.signIn(fixture.otherScopedRead)
         #expect(try other.get("/dashboard/campaign?id=m4").status == 404)
-        #expect(try other.get("/dashboard/campaign?id=spring-sale&appId=\(fixture.appId)").status == 403)
+        #expect(
+            try other.get("/dashboard/campaign?id=spring-sale&appId=\(fixture.appId)").status == 403
+        )
         // The other app's list holds its own campaign only.
-        #expect(rows(try other.get("/dashboard").text, key: "data-campaign").map(\.id) == ["spring-sale"])
+        #expect(
+            rows(try other.get("/dashboard").text, key: "data-campaign").map(\.id) == [
+                "spring-sale"
+            ])
     }
 
     @Test func hostileCampaignNamesAndIdsAreShownAsText() throws {
@@ -441,7 +497,8 @@ struct DashboardRouteTests {
         let id = #""><img src=x onerror=alert(1)>"#
         let name = #"<script>alert("name")</script> & 'quotes' — 春の🎉"#
         let title = "<b>bold</b>"
-        let path = "/api/v1/campaigns/\(id.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
+        let path =
+            "/api/v1/campaigns/\(id.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)"
         try fixture.registerSend(
             #"{"messageId":"<m>","title":"\#(title)","sentAt":"2026-11-29T10:00:00Z","sent":5,"platform":"<p>","appId":"\#(fixture.appId)"}"#,
             campaign: id.addingPercentEncoding(withAllowedCharacters: .alphanumerics)!)
@@ -457,15 +514,27 @@ struct DashboardRouteTests {
 
         let list = try browser.get("/dashboard").text
         let campaign = try #require(rows(list, key: "data-campaign").first { $0.id == id })
-        #expect(campaign.html.contains("&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt; &amp; &#39;quotes&#39; — 春の🎉"))
+        #expect(
+            campaign.html.contains(
+                "&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt; &amp; &#39;quotes&#39; — 春の🎉")
+        )
         #expect(!list.contains("<script") && !list.contains("<img"))
-        let link = try #require(matches(#"<a href="([^"]*)">&lt;script"#, in: campaign.html).first?[1])
-        #expect(link == "/dashboard/campaign?id=%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E&amp;appId=\(fixture.appId)")
+        let link = try #require(
+            matches(#"<a href="([^"]*)">&lt;script"#, in: campaign.html).first?[1])
+        #expect(
+            link
+                == "/dashboard/campaign?id=%22%3E%3Cimg%20src%3Dx%20onerror%3Dalert%281%29%3E&amp;appId=\(fixture.appId)"
+        )
 
         let page = try browser.get(unescape(link))
         #expect(page.status == 200)
-        #expect(!page.text.contains("<script") && !page.text.contains("<img") && !page.text.contains("<b>bold"))
-        #expect(page.text.contains("<h1>&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt; &amp; &#39;quotes&#39; — 春の🎉</h1>"))
+        #expect(
+            !page.text.contains("<script") && !page.text.contains("<img")
+                && !page.text.contains("<b>bold"))
+        #expect(
+            page.text.contains(
+                "<h1>&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt; &amp; &#39;quotes&#39; — 春の🎉</h1>"
+            ))
         #expect(page.text.contains("&lt;b&gt;bold&lt;/b&gt;<small>&lt;m&gt;</small>"))
         #expect(page.text.contains("<td class=\"name value\">&lt;p&gt;</td>"))
         #expect(page.text.contains("value=\"&quot;&gt;&lt;img src=x onerror=alert(1)&gt;\""))
