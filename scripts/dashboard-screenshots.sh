@@ -53,6 +53,7 @@ session=$(curl -s -o /dev/null -D - -X POST "$base/dashboard/sign-in" \
     sed -n 's/^[Ss]et-[Cc]ookie: pushtrack_session=\([^;]*\);.*/\1/p')
 [[ -n "$session" ]] || { echo "screenshots: sign-in gave no session cookie" >&2; exit 1; }
 
+rm -f "$OUT_DIR"/*.png
 "$venv/bin/python" scripts/dashboard_screenshots.py shoot "$base" "$session" "$root/$OUT_DIR"
 if grep -q 'level=error' "$work/server.log"; then
     echo "screenshots: the server logged errors:" >&2

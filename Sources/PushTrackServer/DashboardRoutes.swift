@@ -27,6 +27,8 @@ struct DashboardRoutes: Sendable {
 
     /// How long a sign-in lasts.
     static let sessionSeconds = 12 * 3600
+    /// The longest text the sign-in form looks up as a token.
+    static let maxTokenBytes = 256
 
     init(
         auth: BearerAuth, pool: PostgresWorkerPool, ttlSeconds: Double, secureCookies: Bool,
@@ -209,6 +211,12 @@ struct DashboardRoutes: Sendable {
         guard !token.isEmpty else {
             return responder.respond(
                 Self.html(SignInPage.render(error: "Enter an API token."), status: 401))
+        }
+        // Tokens are 67 characters: a longer text is no token, and is not looked up (nor
+        // kept in the credential cache).
+        guard token.utf8.count <= Self.maxTokenBytes else {
+            return responder.respond(
+                Self.html(SignInPage.render(error: "Unknown or revoked token."), status: 401))
         }
         auth.cache.resolve(token) { [pool, log, cookie] resolution in
             switch resolution {

@@ -144,6 +144,10 @@ struct DashboardRouteTests {
 
         for (body, status, message) in [
             ("token=pt_0000", 401, "Unknown or revoked token."),
+            (
+                "token=pt_" + String(repeating: "a", count: 100_000), 401,
+                "Unknown or revoked token."
+            ),
             ("token=", 401, "Enter an API token."),
             ("other=1", 401, "Enter an API token."),
             ("token=\(fixture.server.app.writeKey)", 403, "That is a write key"),
