@@ -7,7 +7,9 @@
 # data through the API as a sender and the apps would (three campaigns, ~6,000 devices, events
 # over the last 44 hours), signs in with curl (POST /dashboard/sign-in with a read token) to get
 # the session cookie, and has chromium open each page with that cookie over the Chrome DevTools
-# Protocol (scripts/dashboard_screenshots.py). Cleans up on exit, even on failure.
+# Protocol (scripts/dashboard_screenshots.py); then signs in through the form in the browser too
+# and checks that it lands on /dashboard with an HttpOnly, SameSite=Strict cookie. Exits 1 when
+# a step fails or the server logs an error. Cleans up on exit, even on failure.
 #
 # Environment: OUT_DIR.
 set -euo pipefail
@@ -54,7 +56,7 @@ session=$(curl -s -o /dev/null -D - -X POST "$base/dashboard/sign-in" \
 [[ -n "$session" ]] || { echo "screenshots: sign-in gave no session cookie" >&2; exit 1; }
 
 rm -f "$OUT_DIR"/*.png
-"$venv/bin/python" scripts/dashboard_screenshots.py shoot "$base" "$session" "$root/$OUT_DIR"
+"$venv/bin/python" scripts/dashboard_screenshots.py shoot "$base" "$session" "$read" "$root/$OUT_DIR"
 if grep -q 'level=error' "$work/server.log"; then
     echo "screenshots: the server logged errors:" >&2
     grep 'level=error' "$work/server.log" | tail -20 >&2

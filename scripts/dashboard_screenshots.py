@@ -3,10 +3,12 @@
   dashboard_screenshots.py load URL ADMIN_TOKEN APP_ID WRITE_KEY
       registers sends over the API and posts the apps' events (seeded, so every run
       draws the same devices; times are relative to now, so they are recent).
-  dashboard_screenshots.py shoot URL SESSION OUT_DIR
+  dashboard_screenshots.py shoot URL SESSION READ_TOKEN OUT_DIR
       drives `chromium --headless` over the Chrome DevTools Protocol (websocket-client):
       sets the session cookie (HttpOnly, SameSite=Strict, Path=/dashboard) in a throwaway
-      profile, opens each page at laptop and phone sizes and saves full-page PNGs.
+      profile, opens each page at laptop and phone sizes and saves full-page PNGs; then signs
+      in through the form as a user would (a bad token, then READ_TOKEN) and checks where the
+      browser lands and the cookie it keeps.
 """
 import base64
 import json
@@ -95,7 +97,7 @@ def load(base, admin, app_id, write_key):
     print(f"fixture: {posted} events posted", file=sys.stderr)
 
 
-def shoot(base, session, out_dir):
+def shoot(base, session, token, out_dir):
     import websocket  # websocket-client, installed in .data/venv by the shell script
 
     browser = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -119,6 +121,7 @@ def shoot(base, session, out_dir):
         ws = websocket.create_connection(target["webSocketDebuggerUrl"], timeout=30,
                                          suppress_origin=True)
         counter = [0]
+        events = []  # events that arrived while a call waited for its answer
 
         def call(method, **params):
             counter[0] += 1
@@ -129,8 +132,14 @@ def shoot(base, session, out_dir):
                     if "error" in message:
                         raise RuntimeError(f"{method}: {message['error']}")
                     return message.get("result", {})
+                if "method" in message:
+                    events.append(message)
 
         def wait_for(event):
+            while events:
+                message = events.pop(0)
+                if message["method"] == event:
+                    return message
             while True:
                 message = json.loads(ws.recv())
                 if message.get("method") == event:
@@ -157,6 +166,7 @@ def shoot(base, session, out_dir):
             for size, width, height, scale, mobile in (sizes if both else sizes[:1]):
                 call("Emulation.setDeviceMetricsOverride", width=width, height=height,
                      deviceScaleFactor=scale, mobile=mobile)
+                events.clear()
                 call("Page.navigate", url=base + path)
                 wait_for("Page.loadEventFired")
                 metrics = call("Page.getLayoutMetrics")
@@ -179,6 +189,50 @@ def shoot(base, session, out_dir):
                         file = os.path.join(out_dir, f"{name}-{size}-screen{screen + 1}.png")
                         with open(file, "wb") as output:
                             output.write(base64.b64decode(shot["data"]))
+        # The browser's own sign-in: its form post (with the Origin and Sec-Fetch-Site a real
+        # browser sends) passes the server's CSRF check, and the cookie it keeps is HttpOnly
+        # and SameSite=Strict.
+        call("Emulation.setDeviceMetricsOverride", width=1366, height=900, deviceScaleFactor=1,
+             mobile=False)
+        call("Network.clearBrowserCookies")
+
+        def submit(text):
+            call("Page.navigate", url=base + "/dashboard")  # redirected to the form
+            wait_for("Page.loadEventFired")
+            events.clear()
+            root = call("DOM.getDocument")["root"]["nodeId"]
+            field = call("DOM.querySelector", nodeId=root, selector="#token")["nodeId"]
+            call("DOM.focus", nodeId=field)
+            call("Input.insertText", text=text)
+            # A click on the button, as a user would.
+            button = call("DOM.querySelector", nodeId=root, selector="button[type=submit]")
+            quad = call("DOM.getBoxModel", nodeId=button["nodeId"])["model"]["content"]
+            x, y = (quad[0] + quad[4]) / 2, (quad[1] + quad[5]) / 2
+            for kind in ("mousePressed", "mouseReleased"):
+                call("Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left",
+                     clickCount=1)
+            wait_for("Page.loadEventFired")
+            history = call("Page.getNavigationHistory")
+            return history["entries"][history["currentIndex"]]["url"]
+
+        landed = submit("pt_not-a-token")
+        shot = call("Page.captureScreenshot", format="png")
+        with open(os.path.join(out_dir, "signin-error-laptop.png"), "wb") as output:
+            output.write(base64.b64decode(shot["data"]))
+        if not landed.endswith("/dashboard/sign-in"):
+            sys.exit(f"screenshots: a bad token led to {landed}, not the form")
+        landed = submit(token)
+        shot = call("Page.captureScreenshot", format="png")
+        with open(os.path.join(out_dir, "signed-in-by-form-laptop.png"), "wb") as output:
+            output.write(base64.b64decode(shot["data"]))
+        cookies = call("Network.getCookies", urls=[base + "/dashboard"])["cookies"]
+        session_cookie = next((c for c in cookies if c["name"] == "pushtrack_session"), None)
+        if not landed.endswith("/dashboard") or not session_cookie:
+            sys.exit(f"screenshots: the browser's sign-in led to {landed}, cookies {cookies}")
+        if not session_cookie["httpOnly"] or session_cookie.get("sameSite") != "Strict" \
+                or session_cookie["path"] != "/dashboard":
+            sys.exit(f"screenshots: the session cookie lacks its attributes: {session_cookie}")
+        print("screenshots: the browser signed in through the form", file=sys.stderr)
         ws.close()
     finally:
         process.terminate()

@@ -25,7 +25,9 @@ public struct Page: Sendable {
         ("Content-Type", "text/html; charset=utf-8"),
         ("Content-Security-Policy", contentSecurityPolicy),
         ("X-Content-Type-Options", "nosniff"),
-        ("Referrer-Policy", "no-referrer"),
+        // Not `no-referrer`: under it a browser sends `Origin: null` with a form post, which the
+        // CSRF check (``FormOrigin``) must refuse. `same-origin` still tells other sites nothing.
+        ("Referrer-Policy", "same-origin"),
         ("Cache-Control", "no-store"),
     ]
 
@@ -40,7 +42,6 @@ public struct Page: Sendable {
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8">
             <meta name="viewport" content="width=device-width, initial-scale=1">
-            <meta name="referrer" content="no-referrer">
             <title>\(title) · PushTrack</title>
             <style>\(Self.stylesheet)</style></head>
             <body><header class="top"><a href="/dashboard" class="brand">PushTrack</a>\(signOut)</header>

@@ -141,6 +141,9 @@ struct DashboardRouteTests {
                 == "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
         )
         #expect(form.text.contains("<input id=\"token\" name=\"token\" type=\"password\""))
+        // `no-referrer` would make browsers send `Origin: null` with the form, which is refused.
+        #expect(form.headers["referrer-policy"] == "same-origin")
+        #expect(form.headers["x-content-type-options"] == "nosniff")
 
         for (body, status, message) in [
             ("token=pt_0000", 401, "Unknown or revoked token."),
