@@ -244,6 +244,35 @@ struct DashboardRouteTests {
         #expect(try browser.get("/dashboard").status == 200)
     }
 
+    @Test func secureCookiesIsAFlagOrAnEnvironmentVariable() throws {
+        let base = ["DATABASE_URL": "postgresql://x@h/db"]
+        #expect(
+            try ServerConfiguration.parse(arguments: [], environment: base).secureCookies == false)
+        for value in ["true", "1", "yes", " TRUE "] {
+            #expect(
+                try ServerConfiguration.parse(
+                    arguments: ["--secure-cookies", value], environment: base
+                )
+                .secureCookies)
+        }
+        var environment = base
+        environment["PUSHTRACK_SECURE_COOKIES"] = "true"
+        #expect(
+            try ServerConfiguration.parse(
+                arguments: ["--secure-cookies=no"], environment: environment
+            )
+            .secureCookies == false)
+        #expect(
+            try ServerConfiguration.parse(arguments: [], environment: environment).secureCookies)
+        #expect {
+            try ServerConfiguration.parse(
+                arguments: ["--secure-cookies", "maybe"], environment: base)
+        } throws: { error in
+            (error as? ConfigurationError)?.message
+                == "--secure-cookies: 'maybe' is not true or false"
+        }
+    }
+
     @Test func revokingTheTokenEndsItsSessionsAndSecureCookiesAreMarked() throws {
         let server = try LiveServer {
             $0.writeKeyCacheSeconds = 0
@@ -469,6 +498,16 @@ struct DashboardRouteTests {
         #expect(try browser.get("/dashboard?from=yesterday").status == 400)
         #expect(try browser.get("/dashboard/campaign?id=spring-sale&bucket=week").status == 400)
         #expect(try browser.get("/dashboard/campaign").status == 400)
+
+        // Past 96 hourly points, "auto" shows days; an explicit hour still shows hours.
+        #expect(try browser.get("/dashboard/campaign?id=spring-sale").text.contains("per hour"))
+        try fixture.rollup("m3", "2026-12-10T00:00:00Z", "", "", "", [1, 1, 0, 1, 0, 0, 0, 0])
+        let long = try browser.get("/dashboard/campaign?id=spring-sale").text
+        #expect(long.contains("Deliveries and opens per day"))
+        #expect(rows(long, key: "data-time").count == 12)  // 29 November to 10 December
+        let hourly = try browser.get("/dashboard/campaign?id=spring-sale&bucket=hour").text
+        // 08:00 to 23:00 on the 29th, 30 November to 9 December, 10 December 00:00.
+        #expect(rows(hourly, key: "data-time").count == 16 + 10 * 24 + 1)
     }
 
     @Test func unknownAmbiguousAndForeignCampaignsAreExplained() throws {
