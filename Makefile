@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run test build release deps bench bench-reports bench-overload bench-slow fuzz format clean-data
+.PHONY: run test build release deps bench bench-reports bench-overload bench-slow fuzz screenshots format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
@@ -33,6 +33,9 @@ bench-slow:        ## 1,000 idle and trickling connections beside normal traffic
 
 fuzz:              ## fuzz the request decoder with libFuzzer for FUZZ_SECONDS (60)
 	scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
+
+screenshots:       ## the dashboard in headless chromium, laptop and phone, into .data/screenshots/
+	scripts/dashboard-screenshots.sh
 
 format:
 	swift format -i -r Sources Tests Package.swift

@@ -25,14 +25,17 @@ let package = Package(
         // HTTP/1.1 over libmicrohttpd, and gzip bodies over zlib.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib"]),
         // The application: configuration, migrations, ingestion, auth, routes.
+        // The dashboard's pages, SVG charts, forms and cookie: rendering only, no I/O.
+        .target(name: "Dashboard", dependencies: ["PushTrackCore"]),
         .target(
             name: "PushTrackServer",
-            dependencies: ["PushTrackCore", "PostgresClient", "HTTPServer"]),
+            dependencies: ["PushTrackCore", "PostgresClient", "HTTPServer", "Dashboard"]),
         .executableTarget(name: "pushtrack", dependencies: ["PushTrackServer"]),
         // Helpers shared by the live tests: a raw-socket HTTP client, database fixtures.
         .target(name: "PushTrackTesting", dependencies: ["PostgresClient"]),
 
         .testTarget(name: "PushTrackCoreTests", dependencies: ["PushTrackCore"]),
+        .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "PushTrackCore"]),
         .testTarget(
             name: "PostgresClientTests", dependencies: ["PostgresClient", "PushTrackTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PushTrackTesting"]),

@@ -7,6 +7,10 @@ packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev curl)
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(wrk haproxy procps)
 fi
+if [[ "${1:-}" == "--dashboard" ]]; then
+    # scripts/dashboard-screenshots.sh: a real browser, and a venv for websocket-client.
+    packages+=(chromium fonts-noto-color-emoji python3-venv)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -67,4 +67,10 @@ final class CredentialCache<Value: Sendable>: Sendable {
             }
         }
     }
+
+    /// Drops what is remembered about `secret` (a session signed out), so that this process
+    /// asks the database again; other processes stop accepting it within `ttl`.
+    func forget(_ secret: String) {
+        _ = entries.withLock { $0.removeValue(forKey: secret) }
+    }
 }

@@ -40,12 +40,16 @@ public final class PushTrackService: Sendable {
         HealthRoutes(writer: writer).register(on: &router)
         DeviceRoutes(writeKeys: writeKeys, pool: pool, configuration: configuration, log: log)
             .register(on: &router)
+        let bearer = BearerAuth(
+            pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
+            retryAfterSeconds: configuration.retryAfterSeconds, log: log)
         ReportRoutes(
-            auth: BearerAuth(
-                pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
-                retryAfterSeconds: configuration.retryAfterSeconds, log: log),
-            pool: pool, maxBodyBytes: configuration.maxBodyBytes,
+            auth: bearer, pool: pool, maxBodyBytes: configuration.maxBodyBytes,
             retryAfterSeconds: configuration.retryAfterSeconds, log: log
+        ).register(on: &router)
+        DashboardRoutes(
+            auth: bearer, pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
+            secureCookies: configuration.secureCookies, log: log
         ).register(on: &router)
         var http = HTTPServerConfiguration()
         http.port = configuration.port

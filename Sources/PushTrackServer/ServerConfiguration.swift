@@ -36,6 +36,10 @@ public struct ServerConfiguration: Sendable {
     /// open (Airship's and Braze's default is 12 hours).
     public var influenceWindowHours: Int = 12
 
+    /// Whether the dashboard's session cookie is marked `Secure` (sent over HTTPS only): set it
+    /// when browsers reach the server through HTTPS (a TLS-terminating proxy).
+    public var secureCookies: Bool = false
+
     public init() {}
 }
 
@@ -163,6 +167,16 @@ extension ServerConfiguration {
             help: "hours after an arrival in which an app_open is an influenced open (12)"
         ) { c, v throws(ConfigurationError) in
             c.influenceWindowHours = try integer(v, "--influence-window-hours", 1...168)
+        },
+        Option(
+            flag: "--secure-cookies", environment: "PUSHTRACK_SECURE_COOKIES",
+            help: "mark the dashboard's session cookie Secure, for HTTPS in front (false)"
+        ) { c, v throws(ConfigurationError) in
+            switch v.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "true", "1", "yes": c.secureCookies = true
+            case "false", "0", "no": c.secureCookies = false
+            default: throw ConfigurationError("--secure-cookies: '\(v)' is not true or false")
+            }
         },
     ]
 
