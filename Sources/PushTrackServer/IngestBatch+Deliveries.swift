@@ -63,12 +63,14 @@ extension IngestBatch {
                 "delivery_rows_missing", "merged \(rows.count) of \(pairs.count) delivery rows")
         }
         var deltas: [MessageKey: Contribution] = [:]
+        let previousColumns = StateColumns(rows.columns, prefix: "prev_")
+        let currentColumns = StateColumns(rows.columns, prefix: "")
         for row in rows {
             let pair = PairKey(
                 appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "",
                 deviceId: row.string("device_id") ?? "")
-            let before = Self.state(from: row, prefix: "prev_")
-            let after = Self.state(from: row, prefix: "")
+            let before = Self.state(from: row, at: previousColumns)
+            let after = Self.state(from: row, at: currentColumns)
             // The outcome of each report is what it did to the pair, in batch order.
             var replay = before
             for index in reportsByPair[pair] ?? [] {
@@ -85,6 +87,43 @@ extension IngestBatch {
                 + (Rollup.contribution(of: after) - Rollup.contribution(of: before))
         }
         return RollupDeltas(deltas)
+    }
+
+    /// A delivery state from a `deliveries` row, its columns found by position (the writer reads
+    /// two states from each of thousands of rows per batch).
+    static func state(from row: PostgresRow, at columns: StateColumns) -> DeliveryState {
+        DeliveryState(
+            firstArrivalAt: row.date(columns.firstArrivalAt),
+            arrivalReports: row.int(columns.arrivalReports) ?? 0,
+            foreground: row.bool(columns.foreground) ?? false,
+            firstClickAt: row.date(columns.firstClickAt), clicks: row.int(columns.clicks) ?? 0,
+            dismissedAt: row.date(columns.dismissedAt), platform: row.string(columns.platform),
+            appVersion: row.string(columns.appVersion), locale: row.string(columns.locale))
+    }
+
+    /// Where a delivery state's columns are in a result; `prefix` "prev_" finds the state before
+    /// the last change.
+    struct StateColumns {
+        let firstArrivalAt, arrivalReports, foreground, firstClickAt, clicks, dismissedAt,
+            platform, appVersion, locale: Int
+
+        init(_ names: [String], prefix: String) {
+            func position(_ name: String) -> Int {
+                guard let position = names.firstIndex(of: prefix + name) else {
+                    preconditionFailure("no column \(prefix + name) among \(names)")
+                }
+                return position
+            }
+            firstArrivalAt = position("first_arrival_at")
+            arrivalReports = position("arrival_reports")
+            foreground = position("foreground")
+            firstClickAt = position("first_click_at")
+            clicks = position("clicks")
+            dismissedAt = position("dismissed_at")
+            platform = position("platform")
+            appVersion = position("app_version")
+            locale = position("locale")
+        }
     }
 
     /// A delivery state from a `deliveries` row; `prefix` "prev_" reads the state before the
