@@ -39,7 +39,8 @@ let package = Package(
         // truth (no I/O), the engine that sends it and checks the reports, and its command.
         .target(name: "Simulator", path: "loadtest/Simulator"),
         .target(
-            name: "SimulatorEngine", dependencies: ["Simulator", "HTTPClient", "HTTPServer"],
+            name: "SimulatorEngine",
+            dependencies: ["Simulator", "HTTPClient", "HTTPServer", "PushTrackCore"],
             path: "loadtest/SimulatorEngine"),
         .executableTarget(
             name: "pushtrack-sim", dependencies: ["SimulatorEngine"],

@@ -6,6 +6,14 @@ public struct FieldCheck: Sendable, Equatable {
     public let expected: String
     public let reported: String
     public let matches: Bool
+
+    public init(scope: String, field: String, expected: String, reported: String, matches: Bool) {
+        self.scope = scope
+        self.field = field
+        self.expected = expected
+        self.reported = reported
+        self.matches = matches
+    }
 }
 
 /// Compares a report, as the server returned it, with the ground truth, field by field

@@ -211,7 +211,12 @@ public struct Scenario: Sendable {
                     events.append(.invalid(invalidEvent(device, &random)))
                 }
                 if random.chance(config.singleShare) {
-                    for event in events { requests.append(newRequest([event], single: true)) }
+                    for event in events {
+                        var request = newRequest([event], single: true)
+                        // A lone non-object is not an event at all (400): send it in an array.
+                        if event == .invalid(.notAnObject) { request.format = .array }
+                        requests.append(request)
+                    }
                     continue
                 }
                 for event in events {
