@@ -138,6 +138,25 @@ public enum RawHTTP {
         return HTTPClientExchange(bytes: received, closedByServer: closed)
     }
 
+    /// A loopback port that was free a moment ago (bound to port 0, then released), for a
+    /// server or proxy started next.
+    public static func freePort() throws -> UInt16 {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HTTPClientError("socket", errno: errno) }
+        defer { Glibc.close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
+        }
+        guard bound else { throw HTTPClientError("cannot find a free port", errno: errno) }
+        return UInt16(bigEndian: address.sin_port)
+    }
+
     /// Parses a raw response read by `raw` (head, then a Content-Length, chunked or
     /// until-close body).
     public static func parse(_ bytes: [UInt8]) throws -> HTTPClientResponse {

@@ -1,10 +1,6 @@
 import Foundation
 import HTTPClient
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// Collectors the simulation starts for itself: `count` `pushtrack serve` processes on one
 /// database, behind HAProxy (round robin, health-checked on `/readyz`) when there are several.
 /// Logs and the generated HAProxy configuration go to a temporary folder, removed by `stop`.
@@ -38,8 +34,8 @@ public final class CollectorCluster {
             }
             collectorPorts = ports
             if haproxy || count > 1 {
-                let front = try Self.freePort()
-                let stats = try Self.freePort()
+                let front = try RawHTTP.freePort()
+                let stats = try RawHTTP.freePort()
                 let config = Self.haproxyConfig(frontPort: front, statsPort: stats, backends: ports)
                 try config.write(toFile: "\(folder)/haproxy.cfg", atomically: true, encoding: .utf8)
                 processes.append(
@@ -184,23 +180,5 @@ public final class CollectorCluster {
             Thread.sleep(forTimeInterval: 0.05)
         }
         throw SimulatorError("collector_not_started", "pushtrack serve did not print its port: \(text)")
-    }
-
-    /// A port that was free a moment ago (bound to port 0, then released).
-    static func freePort() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw SimulatorError("socket", "cannot open a socket") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
-            }
-        }
-        guard bound else { throw SimulatorError("socket", "cannot find a free port") }
-        return UInt16(bigEndian: address.sin_port)
     }
 }

@@ -27,6 +27,8 @@ public struct SimulationOptions: Sendable {
     public var verify = true
     public var ackLog: String?
     public var progress = true
+    /// How long the reports may take to agree (breakdowns are folded every second).
+    public var settleSeconds: Double = 10
 
     public init(pushtrack: String) {
         self.pushtrack = pushtrack

@@ -90,9 +90,9 @@ public final class SimulationRun {
         ).run()
 
         // Breakdowns are folded by the collectors every second: read until the report agrees,
-        // for up to 10 s, and keep the last answer.
+        // for up to `settleSeconds`, and keep the last answer.
         var checks: [FieldCheck] = []
-        let deadline = Date().addingTimeInterval(10)
+        let deadline = Date().addingTimeInterval(options.settleSeconds)
         repeat {
             checks = []
             for campaign in scenario.campaignIds {
