@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run test build release deps bench bench-reports fuzz format clean-data
+.PHONY: run test build release deps bench bench-ingest bench-reports bench-accuracy fuzz format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
@@ -19,11 +19,17 @@ release: deps
 deps:
 	scripts/deps.sh
 
-bench:             ## the ingestion benchmark (loadtest/README.md)
+bench:             ## ingestion, report latency and a 1,000,000-report accuracy run; one summary table (loadtest/README.md)
+	loadtest/bench_all.sh
+
+bench-ingest:      ## the ingestion benchmark alone
 	loadtest/bench.sh
 
 bench-reports:     ## the report benchmark: a campaign of 1,000,000 deliveries (README.md, Reports)
 	loadtest/report_bench.sh
+
+bench-accuracy:    ## pushtrack-sim: REPORTS (1,000,000) simulated reports through two collectors behind HAProxy, checked
+	loadtest/accuracy.sh
 
 fuzz:              ## fuzz the request decoder with libFuzzer for FUZZ_SECONDS (60)
 	scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)

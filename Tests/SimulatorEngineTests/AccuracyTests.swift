@@ -18,7 +18,8 @@ struct AccuracyTests {
     /// A migrated database of its own, dropped afterwards.
     func withMigratedDatabase(_ body: (String) throws -> Void) throws {
         try TestDatabase.withDatabase { url in
-            let migrate = try Subprocess.run(Self.pushtrack, ["migrate"], environment: ["DATABASE_URL": url])
+            let migrate = try Subprocess.run(
+                Self.pushtrack, ["migrate"], environment: ["DATABASE_URL": url])
             #expect(migrate.status == 0, "\(migrate.stderr)")
             try body(url)
         }
@@ -37,9 +38,12 @@ struct AccuracyTests {
     func run(_ options: SimulationOptions, printFailure: Bool = true) throws -> RunSummary {
         let printed = Mutex<[String]>([])
         let summary = try SimulationRun(
-            options: options, output: { line in printed.withLock { $0.append(line) } }, progress: { _ in }
+            options: options, output: { line in printed.withLock { $0.append(line) } },
+            progress: { _ in }
         ).run()
-        if printFailure && !summary.passed { print(printed.withLock { $0 }.joined(separator: "\n")) }
+        if printFailure && !summary.passed {
+            print(printed.withLock { $0 }.joined(separator: "\n"))
+        }
         return summary
     }
 
@@ -57,7 +61,9 @@ struct AccuracyTests {
             #expect(summary.passed)
 
             let truth = summary.traffic.truth
-            let totals = summary.scenario.campaignIds.map { truth.campaign($0, in: summary.scenario) }
+            let totals = summary.scenario.campaignIds.map {
+                truth.campaign($0, in: summary.scenario)
+            }
             let counters = totals.map(\.totals.counters).reduce(ExpectedCounters(), +)
             #expect(truth.eventsSent > 2_000)
             #expect(counters.inferredArrivals > 0)
@@ -66,7 +72,8 @@ struct AccuracyTests {
             #expect(counters.clicks > counters.opened)
             #expect(counters.dismissed > 0)
             #expect(truth.resentValidEvents > 0)
-            #expect(Set(truth.rejectedByCode.keys) == Set(InvalidEvent.allCases.map(\.expectedCode)))
+            #expect(
+                Set(truth.rejectedByCode.keys) == Set(InvalidEvent.allCases.map(\.expectedCode)))
             if collectors == 2 {
                 // HAProxy spread the requests over both collectors.
                 #expect(summary.responsesPerCollector.count == 2)
@@ -94,7 +101,9 @@ struct AccuracyTests {
             options.writeKey = app["writeKey"] as? String
             let intruder = try TestHTTP.request(
                 port: cluster.port, "POST", "/customer-track/upload-event",
-                headers: [("X-App-Key", options.writeKey ?? ""), ("Content-Type", "application/json")],
+                headers: [
+                    ("X-App-Key", options.writeKey ?? ""), ("Content-Type", "application/json"),
+                ],
                 body: Array(
                     #"{"pageId":"push","category":"push_arrival","messageId":"sim-m0","campaignId":"sim-c0","deviceId":"intruder","appActive":false}"#
                         .utf8))
@@ -102,9 +111,14 @@ struct AccuracyTests {
 
             let summary = try run(options, printFailure: false)
             #expect(!summary.passed)
-            let delivered = summary.differences.first { $0.scope == "campaign sim-c0" && $0.field == "delivered" }
+            let delivered = summary.differences.first {
+                $0.scope == "campaign sim-c0" && $0.field == "delivered"
+            }
             #expect(delivered.map { Int($0.reported)! - Int($0.expected)! } == 1)
-            #expect(summary.differences.contains { $0.scope == "message sim-m0" && $0.field == "backgroundArrivals" })
+            #expect(
+                summary.differences.contains {
+                    $0.scope == "message sim-m0" && $0.field == "backgroundArrivals"
+                })
             #expect(!summary.differences.contains { $0.scope.hasPrefix("campaign sim-c1") })
             // The database itself is consistent: the report is right, the truth did not know.
             #expect(summary.verifyStatus == 0)

@@ -61,8 +61,10 @@ struct TruthModelTests {
     @Test func openLatencyRunsFromTheEarliestArrivalToTheFirstClick() {
         let state = TruthModel.expectation(
             of: [
-                report(.click, at: 90_000, eventId: "c2"), report(.arrival, at: 2_000, eventId: "a2"),
-                report(.arrival, at: 1_000, eventId: "a1"), report(.click, at: 61_000, eventId: "c1"),
+                report(.click, at: 90_000, eventId: "c2"),
+                report(.arrival, at: 2_000, eventId: "a2"),
+                report(.arrival, at: 1_000, eventId: "a1"),
+                report(.click, at: 61_000, eventId: "c1"),
             ], pair: "p")
         #expect(state.openLatencySeconds == 60)
         #expect(state.counters.clicks == 2)
@@ -105,7 +107,8 @@ struct TruthModelTests {
         p2.reports = [report(.dismiss, at: 30_000, source: nil)]
         // d3: the extension's report was lost; tapped: click only.
         var p3 = SimPair(messageIndex: 0)
-        p3.reality = .init(arrived: true, appState: .background, tapped: true, extensionReportLost: true)
+        p3.reality = .init(
+            arrived: true, appState: .background, tapped: true, extensionReportLost: true)
         p3.reports = [report(.click, at: 70_000, source: "response", eventId: "d3c")]
         // d4: never arrived.
         let p4 = SimPair(messageIndex: 0)
@@ -117,7 +120,9 @@ struct TruthModelTests {
         truth.add(
             DeviceTraffic(
                 device: device(0, false), pairs: [p0],
-                requests: [request(p0.reports.map { .report($0) } + [.invalid(.badTimestamp)], false)]))
+                requests: [
+                    request(p0.reports.map { .report($0) } + [.invalid(.badTimestamp)], false)
+                ]))
         truth.add(
             DeviceTraffic(
                 device: device(1, false), pairs: [p1],
@@ -127,24 +132,32 @@ struct TruthModelTests {
                 ]))
         truth.add(
             DeviceTraffic(
-                device: device(2, true), pairs: [p2], requests: [request([.report(p2.reports[0])], false)]))
+                device: device(2, true), pairs: [p2],
+                requests: [request([.report(p2.reports[0])], false)]))
         truth.add(
             DeviceTraffic(
-                device: device(3, false), pairs: [p3], requests: [request([.report(p3.reports[0])], false)]))
+                device: device(3, false), pairs: [p3],
+                requests: [request([.report(p3.reports[0])], false)]))
         truth.add(DeviceTraffic(device: device(4, false), pairs: [p4], requests: []))
 
         let tally = truth.messages[0]
         #expect(
             tally.counters
                 == ExpectedCounters(
-                    delivered: 3, confirmedArrivals: 2, foregroundArrivals: 1, backgroundArrivals: 1,
+                    delivered: 3, confirmedArrivals: 2, foregroundArrivals: 1,
+                    backgroundArrivals: 1,
                     opened: 3, clicks: 4, dismissed: 1, duplicateReports: 2))
         #expect(tally.counters.inferredArrivals == 1)
         #expect(tally.openLatencies.sorted() == [30, 120])
-        #expect(tally.byAppVersion["1.0"] == ExpectedCounters(
-            delivered: 2, confirmedArrivals: 2, foregroundArrivals: 1, backgroundArrivals: 1,
-            opened: 2, clicks: 3, duplicateReports: 2))
-        #expect(tally.byAppVersion["2.0"] == ExpectedCounters(delivered: 1, opened: 1, clicks: 1, dismissed: 1))
+        #expect(
+            tally.byAppVersion["1.0"]
+                == ExpectedCounters(
+                    delivered: 2, confirmedArrivals: 2, foregroundArrivals: 1,
+                    backgroundArrivals: 1,
+                    opened: 2, clicks: 3, duplicateReports: 2))
+        #expect(
+            tally.byAppVersion["2.0"]
+                == ExpectedCounters(delivered: 1, opened: 1, clicks: 1, dismissed: 1))
         #expect(tally.reality.targeted == 5)
         #expect(tally.reality.arrived == 4)
         #expect(tally.reality.arrivedUnreported == 2)
@@ -183,13 +196,17 @@ struct ScenarioTests {
             #expect(a.traffic(forDevice: d).requests == b.traffic(forDevice: d).requests)
             #expect(a.traffic(forDevice: d).pairs == b.traffic(forDevice: d).pairs)
         }
-        #expect((0..<20).map { a.traffic(forDevice: $0).pairs } != (0..<20).map { c.traffic(forDevice: $0).pairs })
+        #expect(
+            (0..<20).map { a.traffic(forDevice: $0).pairs }
+                != (0..<20).map { c.traffic(forDevice: $0).pairs })
     }
 
     @Test func registeredAudienceIsTheDevicesTargeted() {
         let scenario = Scenario(config: config { _ in }, nowMs: 1_764_403_200_000)
         for message in scenario.messages {
-            let targeted = (0..<200).filter { Scenario.targets(scenario.config, message: message.index, device: $0) }
+            let targeted = (0..<200).filter {
+                Scenario.targets(scenario.config, message: message.index, device: $0)
+            }
             #expect(message.sent == targeted.count)
             #expect(message.sentAtMs <= scenario.nowMs - 3 * 3_600_000)
         }
@@ -273,7 +290,8 @@ struct ScenarioTests {
 @Suite("Report comparison and wire format")
 struct ReportComparisonTests {
     let metrics = ExpectedMetrics(
-        sent: 10, counters: ExpectedCounters(delivered: 4, confirmedArrivals: 3, opened: 1, clicks: 1),
+        sent: 10,
+        counters: ExpectedCounters(delivered: 4, confirmedArrivals: 3, opened: 1, clicks: 1),
         openLatencies: [30, 10, 20])
 
     func reported(_ change: (inout [String: Double?]) -> Void = { _ in }) -> [String: Double?] {
@@ -305,18 +323,25 @@ struct ReportComparisonTests {
             #expect(checks.filter { !$0.matches }.map(\.field) == [field])
         }
         let missing = ReportComparison.check(
-            scope: "c", expected: metrics, reported: reported { $0.removeValue(forKey: "dismissed") })
+            scope: "c", expected: metrics,
+            reported: reported { $0.removeValue(forKey: "dismissed") })
         #expect(missing.first { $0.field == "dismissed" }?.reported == "missing")
         // Within the histogram's 1% and the slack: a match.
         let close = ReportComparison.check(
-            scope: "c", expected: metrics, reported: reported { $0["timeToOpen.p90Seconds"] = 31.9 })
+            scope: "c", expected: metrics, reported: reported { $0["timeToOpen.p90Seconds"] = 31.9 }
+        )
         #expect(close.allSatisfy { $0.matches })
     }
 
     @Test func timestampsFollowTheDeviceClockAndOffset() {
-        #expect(EventJSON.rfc3339(1_764_403_200_123, offsetMinutes: 0) == "2025-11-29T08:00:00.123Z")
-        #expect(EventJSON.rfc3339(1_764_403_200_123, offsetMinutes: 480) == "2025-11-29T16:00:00.123+08:00")
-        #expect(EventJSON.rfc3339(951_782_400_000, offsetMinutes: -330) == "2000-02-28T18:30:00.000-05:30")
+        #expect(
+            EventJSON.rfc3339(1_764_403_200_123, offsetMinutes: 0) == "2025-11-29T08:00:00.123Z")
+        #expect(
+            EventJSON.rfc3339(1_764_403_200_123, offsetMinutes: 480)
+                == "2025-11-29T16:00:00.123+08:00")
+        #expect(
+            EventJSON.rfc3339(951_782_400_000, offsetMinutes: -330)
+                == "2000-02-28T18:30:00.000-05:30")
         #expect(EventJSON.quoted("a\"b\\c\n\u{1}é") == #""a\"b\\c\n\u0001é""#)
     }
 
@@ -333,7 +358,8 @@ struct ReportComparisonTests {
                 let body = EventJSON.body(
                     request, device: traffic.device, messages: scenario.messages,
                     nowMs: scenario.nowMs)
-                let json = try JSONSerialization.jsonObject(with: Data(body), options: .fragmentsAllowed)
+                let json = try JSONSerialization.jsonObject(
+                    with: Data(body), options: .fragmentsAllowed)
                 switch request.format {
                 case .single:
                     formats.insert("single")

@@ -30,7 +30,11 @@ public enum EventJSON {
             // One event object; a device with a wrong clock adds `sentAt` to it.
             append(request.events[0], device, messages, sentAt: sentAt, to: &out)
         case .array, .batch:
-            if request.format == .batch { out += #"{"sentAt":\#(sentAt!),"events":["# } else { out += "[" }
+            if request.format == .batch {
+                out += #"{"sentAt":\#(sentAt!),"events":["#
+            } else {
+                out += "["
+            }
             for (i, event) in request.events.enumerated() {
                 if i > 0 { out += "," }
                 append(event, device, messages, sentAt: nil, to: &out)
@@ -65,14 +69,21 @@ public enum EventJSON {
         case .invalid(let kind):
             let base = #""pageId":"push","deviceId":"\#(device.id)""#
             switch kind {
-            case .missingCategory: out += #"{"pageId":"push","messageId":"x","deviceId":"\#(device.id)"}"#
+            case .missingCategory:
+                out += #"{"pageId":"push","messageId":"x","deviceId":"\#(device.id)"}"#
             case .blankPageId: out += #"{"pageId":"  ","category":"push_arrival","messageId":"x"}"#
             case .longMessageId:
-                out += #"{\#(base),"category":"push_arrival","messageId":"\#(String(repeating: "m", count: 129))"}"#
-            case .fractionalMessageId: out += #"{\#(base),"category":"push_arrival","messageId":1.5}"#
-            case .badTimestamp: out += #"{\#(base),"category":"push_click","messageId":"x","timestamp":"yesterday"}"#
-            case .appActiveTwo: out += #"{\#(base),"category":"push_arrival","messageId":"x","appActive":2}"#
-            case .missingDeviceId: out += #"{"pageId":"push","category":"push_arrival","messageId":"x"}"#
+                out +=
+                    #"{\#(base),"category":"push_arrival","messageId":"\#(String(repeating: "m", count: 129))"}"#
+            case .fractionalMessageId:
+                out += #"{\#(base),"category":"push_arrival","messageId":1.5}"#
+            case .badTimestamp:
+                out +=
+                    #"{\#(base),"category":"push_click","messageId":"x","timestamp":"yesterday"}"#
+            case .appActiveTwo:
+                out += #"{\#(base),"category":"push_arrival","messageId":"x","appActive":2}"#
+            case .missingDeviceId:
+                out += #"{"pageId":"push","category":"push_arrival","messageId":"x"}"#
             case .notAnObject: out += "42"
             }
         }

@@ -35,7 +35,9 @@ public struct ExpectedMetrics: Sendable, Equatable {
     /// `timeToOpen` (breakdowns).
     public var openLatencies: [Double]?
 
-    public init(sent: Int?, counters: ExpectedCounters = ExpectedCounters(), openLatencies: [Double]?) {
+    public init(
+        sent: Int?, counters: ExpectedCounters = ExpectedCounters(), openLatencies: [Double]?
+    ) {
         self.sent = sent
         self.counters = counters
         self.openLatencies = openLatencies
@@ -162,15 +164,19 @@ public struct GroundTruth: Sendable {
             totals = totals + metrics
             reality = reality + tally.reality
             for (value, counters) in tally.byAppVersion {
-                appVersions[value, default: ExpectedMetrics(sent: nil, openLatencies: nil)].counters =
-                    appVersions[value, default: ExpectedMetrics(sent: nil, openLatencies: nil)].counters + counters
+                appVersions[value, default: ExpectedMetrics(sent: nil, openLatencies: nil)]
+                    .counters =
+                    appVersions[value, default: ExpectedMetrics(sent: nil, openLatencies: nil)]
+                    .counters + counters
             }
             for (value, counters) in tally.byLocale {
                 locales[value, default: ExpectedMetrics(sent: nil, openLatencies: nil)].counters =
-                    locales[value, default: ExpectedMetrics(sent: nil, openLatencies: nil)].counters + counters
+                    locales[value, default: ExpectedMetrics(sent: nil, openLatencies: nil)].counters
+                    + counters
             }
         }
-        let platform = ExpectedMetrics(sent: totals.sent, counters: totals.counters, openLatencies: nil)
+        let platform = ExpectedMetrics(
+            sent: totals.sent, counters: totals.counters, openLatencies: nil)
         return CampaignExpectation(
             campaignId: campaignId, totals: totals, messages: perMessage,
             breakdowns: [

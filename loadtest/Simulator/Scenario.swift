@@ -78,7 +78,8 @@ public struct Scenario: Sendable {
         let usesEventIds = !legacy && random.chance(config.eventIdShare)
         let style: SimDevice.TimestampStyle =
             random.chance(0.5)
-            ? .epochMilliseconds : .rfc3339(offsetMinutes: [0, 480, -300, 330][Int(random.int(0...3))])
+            ? .epochMilliseconds
+            : .rfc3339(offsetMinutes: [0, 480, -300, 330][Int(random.int(0...3))])
         let versions = ["3.1.0", "3.2.0", "3.3.0"]
         let locales = ["en-US", "zh-CN", "de-DE", "ja-JP"]
         return SimDevice(
@@ -108,7 +109,8 @@ public struct Scenario: Sendable {
         let u = random.unit()
         let state: SimPair.AppState =
             u < config.foregroundShare
-            ? .foreground : u < config.foregroundShare + config.backgroundShare ? .background : .killed
+            ? .foreground
+            : u < config.foregroundShare + config.backgroundShare ? .background : .killed
         pair.reality.appState = state
         // A later wave may carry it: arrival within 90 s of one of the waves.
         let wave = message.waves[Int(random.int(0...Int64(message.waves.count - 1)))]
@@ -124,7 +126,8 @@ public struct Scenario: Sendable {
                 eventId: device.usesEventIds ? Self.uuid(&random) : nil, late: false)
         }
         func extensionRuns(at time: Int64) {
-            reports.append(report(.arrival, "push_arrival", source: "extension", appActive: false, at: time))
+            reports.append(
+                report(.arrival, "push_arrival", source: "extension", appActive: false, at: time))
             if random.chance(config.extensionTwiceShare) {
                 reports.append(
                     report(
@@ -154,7 +157,9 @@ public struct Scenario: Sendable {
             let click = arrival + latency
             let action = random.chance(config.actionButtonShare) ? "reply" : "click"
             reports.append(
-                report(.click, "push_click", action: action, source: "response", appActive: active, at: click))
+                report(
+                    .click, "push_click", action: action, source: "response", appActive: active,
+                    at: click))
             if random.chance(config.repeatClickShare) {
                 reports.append(
                     report(
@@ -166,15 +171,21 @@ public struct Scenario: Sendable {
             if state != .foreground, reports.contains(where: { $0.kind == .arrival }),
                 random.chance(config.slowArrivalShare)
             {
-                for i in reports.indices where reports[i].kind == .arrival { reports[i].late = true }
+                for i in reports.indices where reports[i].kind == .arrival {
+                    reports[i].late = true
+                }
             }
         } else if random.chance(config.dismissShare) {
             pair.reality.dismissed = true
             let time = arrival + random.int(5_000...3_600_000)
             reports.append(
                 random.chance(config.dismissAsClickShare)
-                    ? report(.dismiss, "push_click", action: "dismiss", source: "response", appActive: active, at: time)
-                    : report(.dismiss, "push_dismiss", action: "dismiss", source: "response", appActive: active, at: time))
+                    ? report(
+                        .dismiss, "push_click", action: "dismiss", source: "response",
+                        appActive: active, at: time)
+                    : report(
+                        .dismiss, "push_dismiss", action: "dismiss", source: "response",
+                        appActive: active, at: time))
         }
         // Reports keyed by timestamp must differ in it (else they are one report, a retry).
         reports.sort { $0.timeMs < $1.timeMs }

@@ -58,7 +58,11 @@ public struct PairExpectation: Sendable, Equatable {
         counters.delivered = delivered ? 1 : 0
         if arrivalReports > 0 {
             counters.confirmedArrivals = 1
-            if foreground { counters.foregroundArrivals = 1 } else { counters.backgroundArrivals = 1 }
+            if foreground {
+                counters.foregroundArrivals = 1
+            } else {
+                counters.backgroundArrivals = 1
+            }
             counters.duplicateReports = arrivalReports - 1
         }
         if clickReports > 0 {

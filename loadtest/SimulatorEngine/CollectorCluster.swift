@@ -20,7 +20,9 @@ public final class CollectorCluster {
         count: Int, haproxy: Bool, pushtrack: String, databaseURL: String,
         haproxyPath: String = "/usr/sbin/haproxy", serveArguments: [String] = []
     ) throws {
-        folder = NSTemporaryDirectory() + "pushtrack-sim-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        folder =
+            NSTemporaryDirectory()
+            + "pushtrack-sim-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         var ports: [UInt16] = []
         do {
@@ -28,7 +30,8 @@ public final class CollectorCluster {
                 let log = "\(folder)/collector-\(i + 1).log"
                 processes.append(
                     try Self.spawn(
-                        pushtrack, ["serve", "--port", "0", "--bind", "127.0.0.1"] + serveArguments,
+                        pushtrack,
+                        ["serve", "--port", "0", "--bind", "127.0.0.1"] + serveArguments,
                         environment: ["DATABASE_URL": databaseURL], log: log))
                 ports.append(try Self.waitForPort(log: log, process: processes.last!))
             }
@@ -120,11 +123,15 @@ public final class CollectorCluster {
         guard let statsPort else { return [] }
         let response = try RawHTTP.request(port: statsPort, "GET", "/stats;csv")
         let lines = response.text.split(separator: "\n").map(String.init)
-        guard let header = lines.first?.dropFirst(2).split(separator: ",", omittingEmptySubsequences: false)
+        guard
+            let header = lines.first?.dropFirst(2).split(
+                separator: ",", omittingEmptySubsequences: false)
         else { return [] }
         return lines.dropFirst().compactMap { line in
-            let values = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
-            guard values.count >= 2, values[0] == "pushtrack", values[1].hasPrefix("collector") else {
+            let values = line.split(separator: ",", omittingEmptySubsequences: false).map(
+                String.init)
+            guard values.count >= 2, values[0] == "pushtrack", values[1].hasPrefix("collector")
+            else {
                 return nil
             }
             var row: [String: String] = [:]
@@ -179,6 +186,7 @@ public final class CollectorCluster {
             if !process.isRunning { break }
             Thread.sleep(forTimeInterval: 0.05)
         }
-        throw SimulatorError("collector_not_started", "pushtrack serve did not print its port: \(text)")
+        throw SimulatorError(
+            "collector_not_started", "pushtrack serve did not print its port: \(text)")
     }
 }

@@ -30,7 +30,8 @@ enum ReportReader {
         }
         var report = ReportedCampaign(totals: fields(json))
         for message in json["messages"]?.arrayValue ?? [] {
-            let id = message["messageId"].map { $0.stringValue ?? $0.numberValue?.literal ?? "?" } ?? "?"
+            let id =
+                message["messageId"].map { $0.stringValue ?? $0.numberValue?.literal ?? "?" } ?? "?"
             report.messages[id] = fields(message)
         }
         for (dimension, items) in json["breakdowns"]?.objectValue ?? [] {
@@ -60,7 +61,9 @@ enum ReportReader {
     }
 
     /// Every field of the campaign, its messages and its breakdowns, checked.
-    static func checks(_ expected: CampaignExpectation, _ reported: ReportedCampaign) -> [FieldCheck] {
+    static func checks(_ expected: CampaignExpectation, _ reported: ReportedCampaign)
+        -> [FieldCheck]
+    {
         var checks = ReportComparison.check(
             scope: "campaign \(expected.campaignId)", expected: expected.totals,
             reported: reported.totals)

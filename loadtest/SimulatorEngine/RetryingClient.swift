@@ -27,7 +27,8 @@ final class RetryingClient {
     /// Gives up after this long without an acknowledgement (a server that never comes back).
     private let patience: Double
 
-    init(port: UInt16, counters: TrafficCounters, maxRetryWait: Double = 1, patience: Double = 120) {
+    init(port: UInt16, counters: TrafficCounters, maxRetryWait: Double = 1, patience: Double = 120)
+    {
         self.port = port
         self.counters = counters
         self.maxRetryWait = maxRetryWait
@@ -66,6 +67,7 @@ final class RetryingClient {
                 Thread.sleep(forTimeInterval: 0.05)
             }
         }
-        throw SimulatorError("not_acknowledged", "\(method) \(path) not acknowledged: \(lastProblem)")
+        throw SimulatorError(
+            "not_acknowledged", "\(method) \(path) not acknowledged: \(lastProblem)")
     }
 }

@@ -64,7 +64,9 @@ public struct SimulationOptions: Sendable {
         """
 
     /// Parses the command line; throws a usage message for anything wrong.
-    public static func parse(_ arguments: [String], environment: [String: String]) throws -> SimulationOptions {
+    public static func parse(_ arguments: [String], environment: [String: String]) throws
+        -> SimulationOptions
+    {
         let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
         var options = SimulationOptions(pushtrack: here + "/pushtrack")
         options.databaseURL = environment["DATABASE_URL"]
@@ -87,12 +89,16 @@ public struct SimulationOptions: Sendable {
         ]
         var rest = arguments[...]
         func value(_ flag: String) throws -> String {
-            guard let next = rest.popFirst() else { throw SimulatorError("usage", "\(flag) needs a value") }
+            guard let next = rest.popFirst() else {
+                throw SimulatorError("usage", "\(flag) needs a value")
+            }
             return next
         }
         func number<T: LosslessStringConvertible>(_ flag: String) throws -> T {
             let text = try value(flag)
-            guard let parsed = T(text) else { throw SimulatorError("usage", "\(flag) must be a number, not '\(text)'") }
+            guard let parsed = T(text) else {
+                throw SimulatorError("usage", "\(flag) must be a number, not '\(text)'")
+            }
             return parsed
         }
         while let flag = rest.popFirst() {
@@ -110,7 +116,8 @@ public struct SimulationOptions: Sendable {
                 guard let components = URLComponents(string: url), let port = components.port,
                     components.host == "127.0.0.1" || components.host == "localhost"
                 else {
-                    throw SimulatorError("usage", "--url must be http://127.0.0.1:PORT, not '\(url)'")
+                    throw SimulatorError(
+                        "usage", "--url must be http://127.0.0.1:PORT, not '\(url)'")
                 }
                 options.port = UInt16(port)
             case "--collectors": options.collectors = try number(flag)
@@ -136,12 +143,17 @@ public struct SimulationOptions: Sendable {
         if options.workers < 1 { problems.append("--workers must be at least 1") }
         if options.collectors < 1 { problems.append("--collectors must be at least 1") }
         if options.rate < 0 { problems.append("--rate must not be negative") }
-        if let reports = options.reports, reports < 1 { problems.append("--reports must be at least 1") }
-        if options.port == nil || options.verify || options.writeKey == nil || options.readToken == nil
+        if let reports = options.reports, reports < 1 {
+            problems.append("--reports must be at least 1")
+        }
+        if options.port == nil || options.verify || options.writeKey == nil
+            || options.readToken == nil
             || options.adminToken == nil,
             options.databaseURL == nil
         {
-            problems.append("DATABASE_URL (or --database-url) is needed to start collectors, create credentials or verify")
+            problems.append(
+                "DATABASE_URL (or --database-url) is needed to start collectors, create credentials or verify"
+            )
         }
         if !problems.isEmpty { throw SimulatorError("usage", problems.joined(separator: "; ")) }
         return options

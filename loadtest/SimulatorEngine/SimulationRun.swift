@@ -21,8 +21,9 @@ public struct RunSummary: Sendable {
         let truth = traffic.truth
         let rejectedOK = traffic.rejectedByCode == truth.rejectedByCode
         if traffic.connectionRetries > 0 {
-            return rejectedOK && traffic.accepted + traffic.duplicates
-                == truth.validEvents + truth.resentValidEvents
+            return rejectedOK
+                && traffic.accepted + traffic.duplicates
+                    == truth.validEvents + truth.resentValidEvents
         }
         return rejectedOK && traffic.accepted == truth.validEvents
             && traffic.duplicates == truth.resentValidEvents
@@ -55,7 +56,9 @@ public final class SimulationRun {
     public func run() throws -> RunSummary {
         var config = options.config
         let nowMs = Int64(Date().timeIntervalSince1970 * 1000)
-        if let reports = options.reports { config.devices = Self.devices(for: reports, config, nowMs) }
+        if let reports = options.reports {
+            config.devices = Self.devices(for: reports, config, nowMs)
+        }
         let scenario = Scenario(config: config, nowMs: nowMs)
         var cluster: CollectorCluster?
         defer { cluster?.stop() }
@@ -68,7 +71,9 @@ public final class SimulationRun {
                 databaseURL: options.databaseURL ?? "", haproxyPath: options.haproxyPath)
             port = cluster!.port
             let front = cluster!.statsPort == nil ? "" : " behind HAProxy on port \(port)"
-            output("sim: \(options.collectors) collector(s) on ports \(cluster!.collectorPorts.map(String.init).joined(separator: ", "))\(front)")
+            output(
+                "sim: \(options.collectors) collector(s) on ports \(cluster!.collectorPorts.map(String.init).joined(separator: ", "))\(front)"
+            )
         }
         let credentials = try credentials()
         output(
@@ -85,7 +90,8 @@ public final class SimulationRun {
         defer { try? ackLog?.close() }
         let progressLine = progress
         let traffic = TrafficRunner(
-            scenario: scenario, port: port, writeKey: credentials.writeKey, workers: options.workers,
+            scenario: scenario, port: port, writeKey: credentials.writeKey,
+            workers: options.workers,
             rate: options.rate, progress: options.progress ? progressLine : nil, ackLog: ackLog
         ).run()
 
@@ -99,7 +105,8 @@ public final class SimulationRun {
                 let reported = try ReportReader.fetch(
                     campaignId: campaign, appId: credentials.appId, token: credentials.readToken,
                     port: port)
-                checks += ReportReader.checks(traffic.truth.campaign(campaign, in: scenario), reported)
+                checks += ReportReader.checks(
+                    traffic.truth.campaign(campaign, in: scenario), reported)
             }
             if checks.allSatisfy(\.matches) { break }
             Thread.sleep(forTimeInterval: 1)
@@ -109,9 +116,11 @@ public final class SimulationRun {
         var verifyStatus: Int32?
         var verifyOutput = ""
         if options.verify, let url = options.databaseURL {
-            let result = try Subprocess.run(options.pushtrack, ["verify"], environment: ["DATABASE_URL": url])
+            let result = try Subprocess.run(
+                options.pushtrack, ["verify"], environment: ["DATABASE_URL": url])
             verifyStatus = result.status
-            verifyOutput = (result.stdout + result.stderr).trimmingCharacters(in: .whitespacesAndNewlines)
+            verifyOutput = (result.stdout + result.stderr).trimmingCharacters(
+                in: .whitespacesAndNewlines)
         }
         let summary = RunSummary(
             scenario: scenario, traffic: traffic, checks: checks,
@@ -126,7 +135,9 @@ public final class SimulationRun {
         var sample = config
         sample.devices = 2_000
         let scenario = Scenario(config: sample, nowMs: nowMs)
-        let events = (0..<sample.devices).reduce(0) { $0 + scenario.traffic(forDevice: $1).eventsSent }
+        let events = (0..<sample.devices).reduce(0) {
+            $0 + scenario.traffic(forDevice: $1).eventsSent
+        }
         let perDevice = max(0.1, Double(events) / Double(sample.devices))
         return max(1, Int((Double(reports) / perDevice * 1.02).rounded(.up)))
     }
@@ -156,7 +167,8 @@ public final class SimulationRun {
         func token(_ given: String?, role: String) throws -> String {
             if let given { return given }
             let token = try Subprocess.json(
-                options.pushtrack, ["token", "create", "--role", role, "--app", appId, "--format", "json"],
+                options.pushtrack,
+                ["token", "create", "--role", role, "--app", appId, "--format", "json"],
                 environment: environment)
             guard let value = token["token"] as? String else {
                 throw SimulatorError("credentials", "pushtrack token create gave no token")
@@ -164,7 +176,8 @@ public final class SimulationRun {
             return value
         }
         return Credentials(
-            appId: appId, writeKey: writeKey, adminToken: try token(options.adminToken, role: "admin"),
+            appId: appId, writeKey: writeKey,
+            adminToken: try token(options.adminToken, role: "admin"),
             readToken: try token(options.readToken, role: "read"))
     }
 
@@ -173,18 +186,23 @@ public final class SimulationRun {
         let connection = try HTTPClientConnection(port: port, readTimeout: .seconds(30))
         defer { connection.close() }
         let headers = [
-            ("Authorization", "Bearer \(credentials.adminToken)"), ("Content-Type", "application/json"),
+            ("Authorization", "Bearer \(credentials.adminToken)"),
+            ("Content-Type", "application/json"),
         ]
         func call(_ method: String, _ path: String, _ body: String, expect: Set<Int>) throws {
-            let response = try connection.send(method, path, headers: headers, body: Array(body.utf8))
+            let response = try connection.send(
+                method, path, headers: headers, body: Array(body.utf8))
             guard expect.contains(response.status) else {
-                throw SimulatorError("register_failed", "\(method) \(path) answered \(response.status): \(response.text)")
+                throw SimulatorError(
+                    "register_failed",
+                    "\(method) \(path) answered \(response.status): \(response.text)")
             }
         }
         for (i, campaign) in scenario.campaignIds.enumerated() {
             try call(
                 "PUT", "/api/v1/campaigns/\(campaign)",
-                #"{"name":"Simulated campaign \#(i)","noticeType":"promotion"}"#, expect: [200, 201])
+                #"{"name":"Simulated campaign \#(i)","noticeType":"promotion"}"#,
+                expect: [200, 201])
         }
         for message in scenario.messages {
             let id = message.sendsIdAsInteger ? message.id : EventJSON.quoted(message.id)

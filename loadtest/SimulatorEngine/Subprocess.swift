@@ -9,7 +9,9 @@ enum Subprocess {
     }
 
     /// Runs `executable` to completion with `environment` added to the current one.
-    static func run(_ executable: String, _ arguments: [String], environment: [String: String] = [:])
+    static func run(
+        _ executable: String, _ arguments: [String], environment: [String: String] = [:]
+    )
         throws -> Output
     {
         let process = Process()
@@ -46,7 +48,8 @@ enum Subprocess {
         else {
             throw SimulatorError(
                 "command_failed",
-                "\(executable) \(arguments.joined(separator: " ")) exited \(output.status): \(output.stderr)")
+                "\(executable) \(arguments.joined(separator: " ")) exited \(output.status): \(output.stderr)"
+            )
         }
         return object
     }

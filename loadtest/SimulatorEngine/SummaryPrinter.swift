@@ -13,21 +13,27 @@ enum SummaryPrinter {
         lines.append(
             "traffic: \(Format.count(traffic.events)) events in \(Format.count(traffic.requests)) requests "
                 + "in \(String(format1(traffic.seconds))) s (\(Format.count(Int(rate))) events/s); "
-                + "retried \(traffic.statusRetries) after 429/5xx, \(traffic.connectionRetries) after a connection error")
+                + "retried \(traffic.statusRetries) after 429/5xx, \(traffic.connectionRetries) after a connection error"
+        )
         lines.append("")
         var responses: [[String]] = [["response totals", "expected", "got", ""]]
         func row(_ name: String, _ expected: Int, _ got: Int) {
-            responses.append([name, Format.count(expected), Format.count(got), expected == got ? "ok" : "DIFFERS"])
+            responses.append([
+                name, Format.count(expected), Format.count(got), expected == got ? "ok" : "DIFFERS",
+            ])
         }
         row("accepted", truth.validEvents, traffic.accepted)
         row("duplicates", truth.resentValidEvents, traffic.duplicates)
         for code in Set(truth.rejectedByCode.keys).union(traffic.rejectedByCode.keys).sorted() {
-            row("rejected \(code)", truth.rejectedByCode[code] ?? 0, traffic.rejectedByCode[code] ?? 0)
+            row(
+                "rejected \(code)", truth.rejectedByCode[code] ?? 0,
+                traffic.rejectedByCode[code] ?? 0)
         }
         lines += table(responses)
         if traffic.connectionRetries > 0 {
             lines.append(
-                "  (a connection broke mid-request: accepted + duplicates must add up, each alone may not)")
+                "  (a connection broke mid-request: accepted + duplicates must add up, each alone may not)"
+            )
         }
         for problem in traffic.responseProblems { lines.append("  response problem: \(problem)") }
         lines.append("")
@@ -39,13 +45,16 @@ enum SummaryPrinter {
             "really happened: \(Format.count(reality.targeted)) pushes sent, \(Format.count(reality.arrived)) arrived, "
                 + "\(Format.count(reality.tapped)) tapped, \(Format.count(reality.dismissed)) dismissed; "
                 + "\(Format.count(reality.arrivedUnreported)) arrived without an arrival report "
-                + "(stale flag \(Format.count(reality.staleFlag)), extension report lost \(Format.count(reality.extensionReportLost)))")
+                + "(stale flag \(Format.count(reality.staleFlag)), extension report lost \(Format.count(reality.extensionReportLost)))"
+        )
         for campaign in summary.scenario.campaignIds {
             let scope = "campaign \(campaign)"
             lines.append("")
             var rows: [[String]] = [[scope, "expected", "reported", ""]]
             for check in summary.checks where check.scope == scope {
-                rows.append([check.field, check.expected, check.reported, check.matches ? "ok" : "DIFFERS"])
+                rows.append([
+                    check.field, check.expected, check.reported, check.matches ? "ok" : "DIFFERS",
+                ])
             }
             lines += table(rows)
         }
@@ -56,7 +65,9 @@ enum SummaryPrinter {
             "messages and breakdowns (appVersion, locale, platform): \(Format.count(others.count)) fields checked, "
                 + "\(otherDifferences.count) differ")
         for check in otherDifferences.prefix(40) {
-            lines.append("  DIFFERS \(check.scope) \(check.field): expected \(check.expected), reported \(check.reported)")
+            lines.append(
+                "  DIFFERS \(check.scope) \(check.field): expected \(check.expected), reported \(check.reported)"
+            )
         }
         if !summary.responsesPerCollector.isEmpty {
             let shares = summary.responsesPerCollector.enumerated().map {
@@ -65,18 +76,22 @@ enum SummaryPrinter {
             lines.append("HAProxy: 2xx responses per collector: \(shares.joined(separator: ", "))")
         }
         if let status = summary.verifyStatus {
-            lines.append("pushtrack verify (exit \(status)): \(summary.verifyOutput.split(separator: "\n").last ?? "")")
+            lines.append(
+                "pushtrack verify (exit \(status)): \(summary.verifyOutput.split(separator: "\n").last ?? "")"
+            )
         }
         let differences = summary.differences.count
         lines.append("")
         lines.append(
             "\(summary.passed ? "PASS" : "FAIL"): \(differences) of \(Format.count(summary.checks.count)) report fields differ; "
                 + "responses \(summary.responseTotalsExact && traffic.responseProblemCount == 0 ? "exact" : "NOT exact"); "
-                + "verify \(summary.verifyStatus.map { $0 == 0 ? "clean" : "FAILED" } ?? "not run")")
+                + "verify \(summary.verifyStatus.map { $0 == 0 ? "clean" : "FAILED" } ?? "not run")"
+        )
         lines.append(
             "RESULT pass=\(summary.passed ? 1 : 0) events=\(traffic.events) requests=\(traffic.requests) "
                 + "seconds=\(format1(traffic.seconds)) events_per_s=\(Int(rate)) fields=\(summary.checks.count) "
-                + "differences=\(differences) verify=\(summary.verifyStatus ?? -1) retries=\(traffic.statusRetries + traffic.connectionRetries)")
+                + "differences=\(differences) verify=\(summary.verifyStatus ?? -1) retries=\(traffic.statusRetries + traffic.connectionRetries)"
+        )
         return lines.joined(separator: "\n")
     }
 
@@ -92,7 +107,8 @@ enum SummaryPrinter {
             row.enumerated().map { column, cell in
                 let pad = String(repeating: " ", count: widths[column] - cell.count)
                 return column == 0 || column == row.count - 1 ? cell + pad : pad + cell
-            }.joined(separator: "  ").replacingOccurrences(of: #"\s+$"#, with: "", options: .regularExpression)
+            }.joined(separator: "  ").replacingOccurrences(
+                of: #"\s+$"#, with: "", options: .regularExpression)
         }
     }
 }

@@ -140,7 +140,9 @@ final class TrafficRunner: Sendable {
         counters.events.add(request.events.count, ordering: .relaxed)
         guard [200, 422].contains(response.status), let json = try? JSONParser.parse(response.body)
         else {
-            problem("status \(response.status) for a request of \(request.events.count) events: \(response.text)")
+            problem(
+                "status \(response.status) for a request of \(request.events.count) events: \(response.text)"
+            )
             return
         }
         let accepted = json["accepted"]?.numberValue?.int64.map(Int.init) ?? 0
@@ -166,7 +168,8 @@ final class TrafficRunner: Sendable {
         {
             problem(
                 "request of \(request.validCount) valid events\(resent ? " (resent)" : ""): accepted \(accepted), "
-                    + "duplicates \(duplicates), rejected \(gotRejections) where \(expectedRejections) was expected")
+                    + "duplicates \(duplicates), rejected \(gotRejections) where \(expectedRejections) was expected"
+            )
         }
         if let ackLog, !resent {
             var lines = ""

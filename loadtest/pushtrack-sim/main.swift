@@ -8,14 +8,16 @@ if arguments.contains("--help") || arguments.contains("-h") {
     exit(0)
 }
 do {
-    let options = try SimulationOptions.parse(arguments, environment: ProcessInfo.processInfo.environment)
+    let options = try SimulationOptions.parse(
+        arguments, environment: ProcessInfo.processInfo.environment)
     let summary = try SimulationRun(
         options: options, output: { print($0) },
         progress: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
     ).run()
     exit(summary.passed ? 0 : 1)
 } catch let error as SimulatorError where error.code == "usage" {
-    FileHandle.standardError.write(Data("pushtrack-sim: \(error.message)\n\n\(SimulationOptions.usage)\n".utf8))
+    FileHandle.standardError.write(
+        Data("pushtrack-sim: \(error.message)\n\n\(SimulationOptions.usage)\n".utf8))
     exit(2)
 } catch {
     FileHandle.standardError.write(Data("pushtrack-sim: \(error)\n".utf8))
