@@ -20,7 +20,7 @@ sim="$(dirname "$bin")/pushtrack-sim"
 echo "bench: accuracy, $REPORTS reports through $COLLECTORS collector(s)" >&2
 status=0
 "$sim" --pushtrack "$bin" --collectors "$COLLECTORS" --reports "$REPORTS" --seed "$SEED" \
-    --workers "$WORKERS" --campaigns 10 --messages-per-campaign 6 --single-share 0.05 \
+    --workers "$WORKERS" --campaigns 20 --messages-per-campaign 5 --single-share 0.02 \
     --batch-size 100 "$@" | tee "$work/accuracy.txt" || status=$?
 
 if [[ -n "${BENCH_SUMMARY:-}" ]]; then

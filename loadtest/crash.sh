@@ -22,7 +22,7 @@ sim="$(dirname "$bin")/pushtrack-sim"
 start_server() {
     "$bin" serve --port "$http_port" --bind 127.0.0.1 2>>"$work/server.log" &
     server_pid=$!
-    for _ in $(seq 100); do curl -sf "localhost:$http_port/readyz" >/dev/null && return; sleep 0.1; done
+    for _ in $(seq 300); do curl -sf "localhost:$http_port/readyz" >/dev/null && return; sleep 0.1; done
     echo "crash: the collector did not become ready" >&2
     exit 1
 }
@@ -34,14 +34,18 @@ run_with() {
     shift 2
     echo "crash: $name, $REPORTS reports" >&2
     "$sim" --pushtrack "$bin" --url "http://127.0.0.1:$http_port" --reports "$REPORTS" \
-        --seed "$seed" --workers 32 --single-share 0.1 --ack-log "$work/$name.acks" \
+        --seed "$seed" --workers 32 --single-share 0.1 --quiet --ack-log "$work/$name.acks" \
         >"$work/$name.txt" &
     local sim_pid=$!
     sleep "$CRASH_AFTER"
     "$@"
     local status=0
     wait "$sim_pid" || status=$?
-    grep -E '^(traffic|PASS|FAIL|pushtrack verify)' "$work/$name.txt"
+    if [[ "$status" == 0 ]]; then
+        grep -E '^(traffic|PASS|FAIL|pushtrack verify)' "$work/$name.txt"
+    else
+        grep -vE '  ok$' "$work/$name.txt"
+    fi
     chmod 644 "$work/$name.acks"
     local missing
     missing=$(psql "$DATABASE_URL" -tA -c "CREATE TEMP TABLE acked (event_id text)" \
@@ -67,6 +71,6 @@ stop_postgres() {
 }
 
 start_server
-run_with collector-killed 1 kill_collector
+[[ -n "${SKIP_KILL:-}" ]] || run_with collector-killed 1 kill_collector
 run_with postgres-stopped 2 stop_postgres
 echo "crash: both runs exact, nothing acknowledged was lost" >&2

@@ -10,6 +10,9 @@ final class TrafficCounters: Sendable {
     let statusRetries = Atomic<Int>(0)
     /// Requests sent again after a connection error (the first may or may not have been stored).
     let connectionRetries = Atomic<Int>(0)
+    /// Of the status retries, those after `503 database_unavailable`: when the database went
+    /// away during the commit, the commit may have been durable all the same.
+    let databaseRetries = Atomic<Int>(0)
     let accepted = Atomic<Int>(0)
     let duplicates = Atomic<Int>(0)
     let rejected = Atomic<Int>(0)
@@ -56,6 +59,9 @@ final class RetryingClient {
                 }
                 guard [429, 502, 503, 504].contains(response.status) else { return response }
                 counters.statusRetries.add(1, ordering: .relaxed)
+                if response.text.contains("database_unavailable") {
+                    counters.databaseRetries.add(1, ordering: .relaxed)
+                }
                 lastProblem = "\(response.status) \(response.text)"
                 let wait = Double(response.headers["retry-after"] ?? "") ?? 0.2
                 Thread.sleep(forTimeInterval: min(max(wait, 0.05), maxRetryWait))

@@ -15,12 +15,18 @@ public struct RunSummary: Sendable {
 
     public var differences: [FieldCheck] { checks.filter { !$0.matches } }
 
-    /// The responses' totals must equal the truth's, unless a connection broke mid-request (then
-    /// a resend may find its events already stored and answer them as duplicates).
+    /// Whether a retry may have resent events that were stored: after a broken connection, or
+    /// a database lost during the commit.
+    public var retriesWereAmbiguous: Bool {
+        traffic.connectionRetries > 0 || traffic.databaseRetries > 0
+    }
+
+    /// The responses' totals must equal the truth's; after an ambiguous retry a resend may find
+    /// its events already stored and answer them as duplicates, so only their sum must.
     public var responseTotalsExact: Bool {
         let truth = traffic.truth
         let rejectedOK = traffic.rejectedByCode == truth.rejectedByCode
-        if traffic.connectionRetries > 0 {
+        if retriesWereAmbiguous {
             return rejectedOK
                 && traffic.accepted + traffic.duplicates
                     == truth.validEvents + truth.resentValidEvents

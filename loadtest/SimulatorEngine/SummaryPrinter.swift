@@ -13,7 +13,7 @@ enum SummaryPrinter {
         lines.append(
             "traffic: \(Format.count(traffic.events)) events in \(Format.count(traffic.requests)) requests "
                 + "in \(String(format1(traffic.seconds))) s (\(Format.count(Int(rate))) events/s); "
-                + "retried \(traffic.statusRetries) after 429/5xx, \(traffic.connectionRetries) after a connection error"
+                + "retried \(traffic.statusRetries) after 429/5xx (\(traffic.databaseRetries) database_unavailable), \(traffic.connectionRetries) after a connection error"
         )
         lines.append("")
         var responses: [[String]] = [["response totals", "expected", "got", ""]]
@@ -30,9 +30,9 @@ enum SummaryPrinter {
                 traffic.rejectedByCode[code] ?? 0)
         }
         lines += table(responses)
-        if traffic.connectionRetries > 0 {
+        if summary.retriesWereAmbiguous {
             lines.append(
-                "  (a connection broke mid-request: accepted + duplicates must add up, each alone may not)"
+                "  (a connection broke or the database went away mid-request: accepted + duplicates must add up, each alone may not)"
             )
         }
         for problem in traffic.responseProblems { lines.append("  response problem: \(problem)") }

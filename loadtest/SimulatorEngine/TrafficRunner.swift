@@ -12,6 +12,8 @@ public struct TrafficResult: Sendable {
     public let events: Int
     public let statusRetries: Int
     public let connectionRetries: Int
+    /// Retries after `503 database_unavailable` (part of `statusRetries`).
+    public let databaseRetries: Int
     public let accepted: Int
     public let duplicates: Int
     public let rejectedByCode: [String: Int]
@@ -104,6 +106,7 @@ final class TrafficRunner: Sendable {
             events: counters.events.load(ordering: .relaxed),
             statusRetries: counters.statusRetries.load(ordering: .relaxed),
             connectionRetries: counters.connectionRetries.load(ordering: .relaxed),
+            databaseRetries: counters.databaseRetries.load(ordering: .relaxed),
             accepted: counters.accepted.load(ordering: .relaxed),
             duplicates: counters.duplicates.load(ordering: .relaxed), rejectedByCode: byCode,
             responseProblems: failed + first, responseProblemCount: count + failed.count)
