@@ -67,7 +67,9 @@ public struct SimulationOptions: Sendable {
     public static func parse(_ arguments: [String], environment: [String: String]) throws
         -> SimulationOptions
     {
-        let here = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+        // The folder of this executable, wherever it was called from.
+        let here = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+            .deletingLastPathComponent().path
         var options = SimulationOptions(pushtrack: here + "/pushtrack")
         options.databaseURL = environment["DATABASE_URL"]
         let shares: [String: WritableKeyPath<SimulationConfig, Double>] = [

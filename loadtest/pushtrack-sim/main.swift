@@ -11,8 +11,7 @@ do {
     let options = try SimulationOptions.parse(
         arguments, environment: ProcessInfo.processInfo.environment)
     let summary = try SimulationRun(
-        options: options, output: { print($0) },
-        progress: { FileHandle.standardError.write(Data(($0 + "\n").utf8)) }
+        options: options, output: Console.output, progress: Console.progress
     ).run()
     exit(summary.passed ? 0 : 1)
 } catch let error as SimulatorError where error.code == "usage" {
