@@ -23,7 +23,7 @@ public enum Console {
             if shown { FileHandle.standardError.write(Data("\n".utf8)) }
             shown = false
         }
-        print(text)
-        fflush(stdout)
+        // Unbuffered, so that it stays in order with the progress line on standard error.
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }
