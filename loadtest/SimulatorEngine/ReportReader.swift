@@ -10,6 +10,13 @@ struct ReportedCampaign {
     var messages: [String: [String: Double?]] = [:]
     /// Dimension → value (`null` as "null") → fields.
     var breakdowns: [String: [String: [String: Double?]]] = [:]
+    /// `opened` at the open curve's last point (72 h after each first send).
+    var openCurveLast: Double?
+    /// The hourly time series' counters summed over its points.
+    var seriesSums: [String: Double] = [:]
+
+    /// The counters a time series point carries.
+    static let seriesFields = ["delivered", "confirmedArrivals", "opened", "clicks", "dismissed"]
 }
 
 /// Reads campaign reports over HTTP with a read token and compares them with the ground truth.
@@ -40,6 +47,23 @@ enum ReportReader {
                 report.breakdowns[dimension, default: [:]][value] = fields(item)
             }
         }
+        report.openCurveLast = json["openCurve"]?.arrayValue?.last?["opened"]?.numberValue
+            .flatMap { Double($0.literal) }
+        let seriesPath =
+            "/api/v1/reports/campaigns/\(campaignId)/timeseries?bucket=hour&tz=Asia/Kolkata&appId=\(appId)"
+        let series = try RawHTTP.request(
+            port: port, "GET", seriesPath, headers: [("Authorization", "Bearer \(token)")])
+        guard series.status == 200, let points = try? JSONParser.parse(series.body)["points"]?.arrayValue
+        else {
+            throw SimulatorError(
+                "report_failed", "GET \(seriesPath) answered \(series.status): \(series.text)")
+        }
+        for point in points {
+            for field in ReportedCampaign.seriesFields {
+                report.seriesSums[field, default: 0] +=
+                    point[field]?.numberValue.flatMap { Double($0.literal) } ?? .nan
+            }
+        }
         return report
     }
 
@@ -67,6 +91,29 @@ enum ReportReader {
         var checks = ReportComparison.check(
             scope: "campaign \(expected.campaignId)", expected: expected.totals,
             reported: reported.totals)
+        // Every simulated tap comes within about two hours of the first send: the open curve's
+        // last point (72 h) holds every open. The time series, in a zone with a half-hour
+        // offset, adds up to the totals.
+        let counters = expected.totals.counters
+        let opened = Double(counters.opened)
+        checks.append(
+            FieldCheck(
+                scope: "campaign \(expected.campaignId) openCurve", field: "opened at 72h",
+                expected: String(counters.opened),
+                reported: reported.openCurveLast.map { String(Int($0)) } ?? "missing",
+                matches: reported.openCurveLast == opened))
+        let totals: [String: Int] = [
+            "delivered": counters.delivered, "confirmedArrivals": counters.confirmedArrivals,
+            "opened": counters.opened, "clicks": counters.clicks, "dismissed": counters.dismissed,
+        ]
+        for field in ReportedCampaign.seriesFields {
+            let got = reported.seriesSums[field]
+            checks.append(
+                FieldCheck(
+                    scope: "campaign \(expected.campaignId) timeseries", field: "sum of \(field)",
+                    expected: String(totals[field]!), reported: got.map { String(Int($0)) } ?? "missing",
+                    matches: got == Double(totals[field]!)))
+        }
         for (id, metrics) in expected.messages {
             checks += ReportComparison.check(
                 scope: "message \(id)", expected: metrics, reported: reported.messages[id] ?? [:])

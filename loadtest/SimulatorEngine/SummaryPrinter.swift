@@ -51,9 +51,13 @@ enum SummaryPrinter {
             let scope = "campaign \(campaign)"
             lines.append("")
             var rows: [[String]] = [[scope, "expected", "reported", ""]]
-            for check in summary.checks where check.scope == scope {
+            // The campaign's own fields, then its open curve and time series checks.
+            for check in summary.checks
+            where check.scope == scope || check.scope.hasPrefix(scope + " ") {
+                let extra = check.scope.dropFirst(scope.count).trimmingCharacters(in: .whitespaces)
                 rows.append([
-                    check.field, check.expected, check.reported, check.matches ? "ok" : "DIFFERS",
+                    extra.isEmpty ? check.field : "\(extra): \(check.field)", check.expected,
+                    check.reported, check.matches ? "ok" : "DIFFERS",
                 ])
             }
             lines += table(rows)
