@@ -177,6 +177,8 @@ struct ScenarioTests {
     func config(_ change: (inout SimulationConfig) -> Void) -> SimulationConfig {
         var config = SimulationConfig()
         config.devices = 200
+        // Every report attributable unless a test says otherwise.
+        config.lateRegistrationShare = 0
         change(&config)
         return config
     }
@@ -253,6 +255,43 @@ struct ScenarioTests {
             #expect(tally.counters.delivered == tally.reality.tapped)
             #expect(tally.counters.inferredArrivals == tally.reality.tapped)
             #expect(tally.reality.arrivedUnreported == tally.reality.targeted)
+        }
+    }
+
+    /// Every message is registered after the traffic and every client is legacy: no report can
+    /// be attributed, so nothing is counted, while the pushes really arrived.
+    @Test func legacyReportsOfLateRegisteredMessagesCountForNothing() throws {
+        let scenario = Scenario(
+            config: config {
+                $0.lateRegistrationShare = 1
+                $0.legacyShare = 1
+                $0.arrivedShare = 1
+            }, nowMs: 1_764_403_200_000)
+        let truth = truth(scenario)
+        for tally in truth.messages {
+            #expect(tally.counters == ExpectedCounters())
+            #expect(tally.reality.arrived == tally.reality.targeted)
+            #expect(tally.reality.unattributedReports > 0)
+        }
+        // Modern clients of such messages send no campaignId (the message is its own campaign
+        // until its send is registered); of the others, they do.
+        var modern = config { $0.legacyShare = 0 }
+        modern.lateRegistrationShare = 0.5
+        let mixed = Scenario(config: modern, nowMs: 1_764_403_200_000)
+        #expect(Set(mixed.messages.map(\.registeredLate)) == [true, false])
+        let traffic = mixed.traffic(forDevice: 3)
+        for request in traffic.requests {
+            for case .report(let report) in request.events {
+                let message = mixed.messages[report.messageIndex]
+                let body = EventJSON.body(
+                    PlannedRequest(
+                        events: [.report(report)], format: .single, gzip: false, resend: false),
+                    device: traffic.device, messages: mixed.messages, nowMs: mixed.nowMs)
+                let json = try JSONSerialization.jsonObject(with: Data(body)) as? [String: Any]
+                #expect(
+                    (json?["campaignId"] as? String)
+                        == (message.registeredLate ? nil : message.campaignId))
+            }
         }
     }
 

@@ -58,7 +58,9 @@ public enum EventJSON {
                 out +=
                     message.sendsIdAsInteger
                     ? #","messageId":\#(message.id)"# : #","messageId":"\#(message.id)""#
-                out += #","campaignId":"\#(message.campaignId)","deviceId":"\#(device.id)""#
+                // Messages registered late are sent without a campaign: their own until then.
+                if !message.registeredLate { out += #","campaignId":"\#(message.campaignId)""# }
+                out += #","deviceId":"\#(device.id)""#
             }
             if let active = report.appActive { out += #","appActive":\#(active)"# }
             if let source = report.source { out += #","source":"\#(source)""# }

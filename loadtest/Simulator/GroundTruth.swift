@@ -10,6 +10,8 @@ public struct RealityCounts: Sendable, Equatable {
     public var arrivedUnreported = 0
     public var staleFlag = 0
     public var extensionReportLost = 0
+    /// Reports no message could be found for (legacy, before the send was registered).
+    public var unattributedReports = 0
 
     public init() {}
 
@@ -22,6 +24,7 @@ public struct RealityCounts: Sendable, Equatable {
         sum.arrivedUnreported += b.arrivedUnreported
         sum.staleFlag += b.staleFlag
         sum.extensionReportLost += b.extensionReportLost
+        sum.unattributedReports += b.unattributedReports
         return sum
     }
 }
@@ -69,6 +72,10 @@ public struct MessageTally: Sendable, Equatable {
         if pair.reality.extensionReportLost { reality.extensionReportLost += 1 }
         if pair.reality.arrived && !pair.reports.contains(where: { $0.kind == .arrival }) {
             reality.arrivedUnreported += 1
+        }
+        guard pair.attributable else {
+            reality.unattributedReports += pair.reports.count
+            return
         }
         guard !pair.reports.isEmpty else { return }
         let expectation = TruthModel.expectation(of: pair.reports, pair: pairKey)

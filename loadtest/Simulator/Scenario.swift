@@ -44,11 +44,13 @@ public struct Scenario: Sendable {
                         failed: Int(random.int(0...3))))
             }
             let integerId = m % 2 == 1
+            let late = random.chance(config.lateRegistrationShare)
             messages.append(
                 SimMessage(
                     index: m, id: integerId ? String(700_000 + m) : "sim-m\(m)",
                     sendsIdAsInteger: integerId, campaignId: "sim-c\(campaign)",
-                    title: "Offer \(m) \u{201C}spring\u{201D} \"sale\" \u{1F389}", waves: waves))
+                    title: "Offer \(m) \u{201C}spring\u{201D} \"sale\" \u{1F389}", waves: waves,
+                    registeredLate: late))
         }
         self.messages = messages
     }
@@ -95,7 +97,10 @@ public struct Scenario: Sendable {
         var random = SplitMix64(seed: config.seed, stream: 4, index: UInt64(index))
         var pairs: [SimPair] = []
         for message in messages where Self.targets(config, message: message.index, device: index) {
-            pairs.append(pair(message, device, &random))
+            var drawn = pair(message, device, &random)
+            // A legacy report names a title; with no send of it registered yet, nothing matches.
+            drawn.attributable = !(device.legacy && message.registeredLate)
+            pairs.append(drawn)
         }
         let requests = plan(pairs, device, &random)
         return DeviceTraffic(device: device, pairs: pairs, requests: requests)

@@ -10,6 +10,8 @@ public struct SimMessage: Sendable, Equatable {
     public let title: String
     /// The waves of the send, first one first; `sent` of all waves adds up to the audience.
     public let waves: [SendWave]
+    /// Registered only after all the traffic (see ``SimulationConfig/lateRegistrationShare``).
+    public let registeredLate: Bool
 
     /// When the first wave went out (epoch milliseconds).
     public var sentAtMs: Int64 { waves[0].sentAtMs }

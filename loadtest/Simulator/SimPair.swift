@@ -33,6 +33,9 @@ public struct SimPair: Sendable, Equatable {
     public var reality = Reality()
     /// Every distinct report the app sent about this push.
     public var reports: [ClientReport] = []
+    /// False when the server cannot tell which message the reports are about (legacy reports
+    /// of a message whose send is not registered yet): they are stored as unattributed.
+    public var attributable = true
 
     public init(messageIndex: Int) {
         self.messageIndex = messageIndex

@@ -50,6 +50,10 @@ public struct SimulationConfig: Sendable, Equatable {
     public var singleShare = 0.2
     /// A batch sent as a bare JSON array (no `sentAt`) rather than `{"sentAt", "events"}`.
     public var arrayShare = 0.2
+    /// Messages whose sends are registered only after all the traffic: their clients send no
+    /// `campaignId`, so each is its own campaign until registration moves it (with everything
+    /// counted) to its campaign; legacy reports of them match no send and stay unattributed.
+    public var lateRegistrationShare = 0.2
     /// Most events in one batch request.
     public var batchSize = 50
     /// Requests sent gzip-compressed.
@@ -79,6 +83,7 @@ public struct SimulationConfig: Sendable, Equatable {
             ("event-id-share", eventIdShare), ("single-share", singleShare),
             ("array-share", arrayShare), ("gzip-share", gzipShare),
             ("response-lost-share", responseLostShare), ("invalid-share", invalidShare),
+            ("late-registration-share", lateRegistrationShare),
         ]
         for (name, value) in shares where !(0...1).contains(value) {
             problems.append("--\(name) must be between 0 and 1, not \(value)")

@@ -53,7 +53,8 @@ enum ReportReader {
             "/api/v1/reports/campaigns/\(campaignId)/timeseries?bucket=hour&tz=Asia/Kolkata&appId=\(appId)"
         let series = try RawHTTP.request(
             port: port, "GET", seriesPath, headers: [("Authorization", "Bearer \(token)")])
-        guard series.status == 200, let points = try? JSONParser.parse(series.body)["points"]?.arrayValue
+        guard series.status == 200,
+            let points = try? JSONParser.parse(series.body)["points"]?.arrayValue
         else {
             throw SimulatorError(
                 "report_failed", "GET \(seriesPath) answered \(series.status): \(series.text)")
@@ -111,7 +112,8 @@ enum ReportReader {
             checks.append(
                 FieldCheck(
                     scope: "campaign \(expected.campaignId) timeseries", field: "sum of \(field)",
-                    expected: String(totals[field]!), reported: got.map { String(Int($0)) } ?? "missing",
+                    expected: String(totals[field]!),
+                    reported: got.map { String(Int($0)) } ?? "missing",
                     matches: got == Double(totals[field]!)))
         }
         for (id, metrics) in expected.messages {

@@ -57,6 +57,7 @@ public struct SimulationOptions: Sendable {
           --action-button-share --repeat-click-share --slow-arrival-share --dismiss-share
           --dismiss-as-click-share --legacy-share --skewed-clock-share --event-id-share
           --single-share --array-share --gzip-share --response-lost-share --invalid-share
+          --late-registration-share
         other:
           --ack-log FILE                write every acknowledged eventId, one a line
           --no-verify                   skip `pushtrack verify`
@@ -84,6 +85,7 @@ public struct SimulationOptions: Sendable {
             "--event-id-share": \.eventIdShare, "--single-share": \.singleShare,
             "--array-share": \.arrayShare, "--gzip-share": \.gzipShare,
             "--response-lost-share": \.responseLostShare, "--invalid-share": \.invalidShare,
+            "--late-registration-share": \.lateRegistrationShare,
         ]
         let counts: [String: WritableKeyPath<SimulationConfig, Int>] = [
             "--devices": \.devices, "--campaigns": \.campaigns,

@@ -85,7 +85,7 @@ public final class SimulationRun {
         output(
             "sim: seed \(config.seed), \(Format.count(config.devices)) devices, \(scenario.messages.count) messages in \(config.campaigns) campaigns, app \(credentials.appId), \(options.workers) workers"
         )
-        try registerSends(scenario, port: port, credentials: credentials)
+        try registerSends(scenario, late: false, port: port, credentials: credentials)
 
         let ackLog = try options.ackLog.map { path -> FileHandle in
             guard FileManager.default.createFile(atPath: path, contents: nil),
@@ -100,6 +100,10 @@ public final class SimulationRun {
             workers: options.workers,
             rate: options.rate, progress: options.progress ? progressLine : nil, ackLog: ackLog
         ).run()
+
+        // The sends registered only now move their messages, with all that was counted for
+        // them, into their campaigns.
+        try registerSends(scenario, late: true, port: port, credentials: credentials)
 
         // Breakdowns are folded by the collectors every second: read until the report agrees,
         // for up to `settleSeconds`, and keep the last answer.
@@ -187,8 +191,11 @@ public final class SimulationRun {
             readToken: try token(options.readToken, role: "read"))
     }
 
-    /// Names the campaigns and registers every wave of every message, as the sender does.
-    func registerSends(_ scenario: Scenario, port: UInt16, credentials: Credentials) throws {
+    /// Names the campaigns (first time) and registers every wave of the messages registered
+    /// early or (`late`) those registered after the traffic, as the sender does.
+    func registerSends(
+        _ scenario: Scenario, late: Bool, port: UInt16, credentials: Credentials
+    ) throws {
         let connection = try HTTPClientConnection(port: port, readTimeout: .seconds(30))
         defer { connection.close() }
         let headers = [
@@ -204,13 +211,13 @@ public final class SimulationRun {
                     "\(method) \(path) answered \(response.status): \(response.text)")
             }
         }
-        for (i, campaign) in scenario.campaignIds.enumerated() {
+        for (i, campaign) in scenario.campaignIds.enumerated() where !late {
             try call(
                 "PUT", "/api/v1/campaigns/\(campaign)",
                 #"{"name":"Simulated campaign \#(i)","noticeType":"promotion"}"#,
                 expect: [200, 201])
         }
-        for message in scenario.messages {
+        for message in scenario.messages where message.registeredLate == late {
             let id = message.sendsIdAsInteger ? message.id : EventJSON.quoted(message.id)
             for wave in message.waves {
                 let sentAt = EventJSON.rfc3339(wave.sentAtMs, offsetMinutes: 0)

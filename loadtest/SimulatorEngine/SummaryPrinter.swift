@@ -45,7 +45,9 @@ enum SummaryPrinter {
             "really happened: \(Format.count(reality.targeted)) pushes sent, \(Format.count(reality.arrived)) arrived, "
                 + "\(Format.count(reality.tapped)) tapped, \(Format.count(reality.dismissed)) dismissed; "
                 + "\(Format.count(reality.arrivedUnreported)) arrived without an arrival report "
-                + "(stale flag \(Format.count(reality.staleFlag)), extension report lost \(Format.count(reality.extensionReportLost)))"
+                + "(stale flag \(Format.count(reality.staleFlag)), extension report lost \(Format.count(reality.extensionReportLost))); "
+                + "\(Format.count(reality.unattributedReports)) legacy reports of messages registered late, unattributed; "
+                + "\(summary.scenario.messages.filter(\.registeredLate).count) of \(summary.scenario.messages.count) messages registered after the traffic"
         )
         for campaign in summary.scenario.campaignIds {
             let scope = "campaign \(campaign)"
