@@ -35,7 +35,7 @@ fuzz:              ## fuzz the request decoder with libFuzzer for FUZZ_SECONDS (
 	scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)
 
 format:
-	swift format -i -r Sources Tests Package.swift
+	swift format -i -r Sources Tests loadtest Package.swift
 
 clean-data:        ## stop and delete the private development cluster under .data/
 	scripts/pg.sh stop .data/pg || true
