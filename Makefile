@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run test build release deps bench bench-reports bench-overload bench-slow fuzz screenshots format clean-data
+.PHONY: run test build release deps bench bench-ingest bench-reports bench-accuracy bench-overload bench-slow fuzz screenshots format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
@@ -19,11 +19,17 @@ release: deps
 deps:
 	scripts/deps.sh
 
-bench:             ## the ingestion benchmark (loadtest/README.md)
+bench:             ## ingestion, report latency and a 1,000,000-report accuracy run; one summary table (loadtest/README.md)
+	loadtest/bench_all.sh
+
+bench-ingest:      ## the ingestion benchmark alone
 	loadtest/bench.sh
 
 bench-reports:     ## the report benchmark: a campaign of 1,000,000 deliveries (README.md, Reports)
 	loadtest/report_bench.sh
+
+bench-accuracy:    ## pushtrack-sim: REPORTS (1,000,000) simulated reports through two collectors behind HAProxy, checked
+	loadtest/accuracy.sh
 
 bench-overload:    ## offered load far above capacity: 503 with Retry-After, peak RSS, recovery
 	loadtest/overload.sh
@@ -38,7 +44,7 @@ screenshots:       ## the dashboard in headless chromium, laptop and phone, into
 	scripts/dashboard-screenshots.sh
 
 format:
-	swift format -i -r Sources Tests Package.swift
+	swift format -i -r Sources Tests loadtest Package.swift
 
 clean-data:        ## stop and delete the private development cluster under .data/
 	scripts/pg.sh stop .data/pg || true

@@ -4,7 +4,8 @@ import PackageDescription
 let package = Package(
     name: "pushtrack",
     products: [
-        .executable(name: "pushtrack", targets: ["pushtrack"])
+        .executable(name: "pushtrack", targets: ["pushtrack"]),
+        .executable(name: "pushtrack-sim", targets: ["pushtrack-sim"]),
     ],
     targets: [
         // C bridges: a module map and a shim header each, nothing else.
@@ -31,11 +32,27 @@ let package = Package(
             name: "PushTrackServer",
             dependencies: ["PushTrackCore", "PostgresClient", "HTTPServer", "Dashboard"]),
         .executableTarget(name: "pushtrack", dependencies: ["PushTrackServer"]),
-        // Helpers shared by the live tests: a raw-socket HTTP client, database fixtures.
-        .target(name: "PushTrackTesting", dependencies: ["PostgresClient"]),
+        // A blocking keep-alive HTTP/1.1 client over POSIX sockets (live tests, simulator).
+        .target(name: "HTTPClient"),
+        // Helpers shared by the live tests: the HTTP client's test names, database fixtures.
+        .target(name: "PushTrackTesting", dependencies: ["PostgresClient", "HTTPClient"]),
+
+        // The traffic simulator (loadtest/README.md): the seeded client model and its ground
+        // truth (no I/O), the engine that sends it and checks the reports, and its command.
+        .target(name: "Simulator", path: "loadtest/Simulator"),
+        .target(
+            name: "SimulatorEngine",
+            dependencies: ["Simulator", "HTTPClient", "HTTPServer", "PushTrackCore"],
+            path: "loadtest/SimulatorEngine"),
+        .executableTarget(
+            name: "pushtrack-sim", dependencies: ["SimulatorEngine"],
+            path: "loadtest/pushtrack-sim"),
 
         .testTarget(name: "PushTrackCoreTests", dependencies: ["PushTrackCore"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "PushTrackCore"]),
+        .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
+        .testTarget(
+            name: "SimulatorEngineTests", dependencies: ["SimulatorEngine", "PushTrackTesting"]),
         .testTarget(
             name: "PostgresClientTests", dependencies: ["PostgresClient", "PushTrackTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PushTrackTesting"]),

@@ -100,4 +100,18 @@ print()
 print(f"{'target':24} {'measured':>10}  {'goal':8} result")
 for name, value, goal, ok in targets:
     print(f"{name:24} {value:>10.2f}  {goal:8} {'pass' if ok else 'FAIL'}")
+# For `make bench` (loadtest/bench_all.sh): one row per figure, tab-separated:
+# benchmark, figure, measured, baseline, ratio, target, result.
+import os
+summary = os.environ.get("BENCH_SUMMARY")
+if summary:
+    verdict = lambda ok: "pass" if ok else "FAIL"
+    with open(summary, "a") as out:
+        for row in [
+            ("ingestion", "(a) single-event requests/s", f"{a['rps']:,.0f}", f"(d) pgbench {d:,.0f} tps", f"a/d {a['rps'] / d:.2f}", "a/d >= 3", verdict(targets[1][3])),
+            ("ingestion", "(b) events/s, 50-event batches", f"{b_events:,.0f}", f"(c) COPY {c:,.0f} rows/s", f"b/c {b_events / c:.2f}", "b/c >= 0.5", verdict(targets[0][3])),
+            ("ingestion", "(h) p99 at half of (a)", f"{h['p99_ms']:.2f} ms", "", "", "<= 25 ms", verdict(targets[2][3])),
+            ("ingestion", "server peak RSS", f"{rss_mb:.1f} MB", "", "", "<= 200 MB", verdict(targets[3][3])),
+        ]:
+            out.write("\t".join(row) + "\n")
 PY

@@ -32,10 +32,14 @@ create_app() {
     "$bin" app create "$1" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
 }
 
-# Starts `pushtrack serve` on $http_port (extra flags as arguments), its log in $work/server.log,
-# sets server_pid and waits until it is ready.
+# Starts `pushtrack serve` on $http_port (extra flags as arguments), its log appended to
+# $work/server.log, sets server_pid and waits until it is ready; exits 1 when it does not become
+# ready within 30 s.
 start_server() {
-    "$bin" serve --port "$http_port" --bind 127.0.0.1 "$@" 2>"$work/server.log" &
+    "$bin" serve --port "$http_port" --bind 127.0.0.1 "$@" 2>>"$work/server.log" &
     server_pid=$!
-    for _ in $(seq 100); do curl -sf "localhost:$http_port/readyz" >/dev/null && break; sleep 0.1; done
+    for _ in $(seq 300); do curl -sf "localhost:$http_port/readyz" >/dev/null && return; sleep 0.1; done
+    echo "the collector did not become ready; its log:" >&2
+    tail -20 "$work/server.log" >&2
+    exit 1
 }

@@ -99,4 +99,16 @@ print()
 print(f"{'target':24} {'measured':>10}  {'goal':8} result")
 print(f"{'report median (ms)':24} {report[0]:>10.2f}  {'<= 20':8} {'pass' if report[0] <= 20 else 'FAIL'}")
 print(f"{'raw / report':24} {raw / report[0]:>10.1f}  {'':8}")
+# For `make bench` (loadtest/bench_all.sh): tab-separated rows, as in bench.sh.
+import os
+summary = os.environ.get("BENCH_SUMMARY")
+if summary:
+    with open(summary, "a") as out:
+        for row in [
+            ("reports", "(r) campaign report, median", f"{report[0]:.2f} ms", f"(e) raw totals {raw:,.0f} ms", f"e/r {raw / report[0]:.0f}", "<= 20 ms", "pass" if report[0] <= 20 else "FAIL"),
+            ("reports", "(s) hourly time series, median", f"{series[0]:.2f} ms", "", "", "", ""),
+            ("reports", "(s) campaign list, median", f"{listing[0]:.2f} ms", "", "", "", ""),
+            ("reports", "report equals the raw totals", "yes" if agree else "NO", "", "", "equal", "pass" if agree else "FAIL"),
+        ]:
+            out.write("\t".join(row) + "\n")
 PY

@@ -3,9 +3,10 @@
 # Safe to run again: it only calls apt-get when a package is absent.
 set -euo pipefail
 
-packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev curl)
+# haproxy: the accuracy tests run two collectors behind it.
+packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev curl haproxy)
 if [[ "${1:-}" == "--bench" ]]; then
-    packages+=(wrk haproxy procps)
+    packages+=(wrk procps)
 fi
 if [[ "${1:-}" == "--dashboard" ]]; then
     # scripts/dashboard-screenshots.sh: a real browser, and a venv for websocket-client.

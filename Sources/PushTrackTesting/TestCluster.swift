@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 
 #if canImport(Glibc)
     import Glibc
@@ -32,21 +33,11 @@ public final class TestCluster: @unchecked Sendable {
 
     /// A TCP port nobody listens on now (bound to 0 and released).
     public static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw ClusterError(message: "socket() failed") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw in
-                bind(fd, raw, length) == 0 && getsockname(fd, raw, &length) == 0
-            }
+        do {
+            return Int(try RawHTTP.freePort())
+        } catch {
+            throw ClusterError(message: "\(error)")
         }
-        guard bound else { throw ClusterError(message: "cannot find a free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     public func start() throws {

@@ -5,12 +5,12 @@ import Foundation
 ///
 /// `@unchecked Sendable`: a test may hand a connection to a thread of its own, but only one thread
 /// uses it at a time (the test waits for that thread before closing it).
-public final class TestRawConnection: @unchecked Sendable {
-    private let socket: TestSocket
+public final class RawHTTPConnection: @unchecked Sendable {
+    private let socket: ClientSocket
 
     /// Connects to `127.0.0.1:port`; reads time out after `readTimeout`.
     public init(port: UInt16, readTimeout: Duration = .seconds(5)) throws {
-        socket = try TestSocket(host: "127.0.0.1", port: port, readTimeout: readTimeout)
+        socket = try ClientSocket(host: "127.0.0.1", port: port, readTimeout: readTimeout)
     }
 
     /// Writes `bytes` as they are.
