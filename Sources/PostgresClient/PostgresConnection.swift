@@ -124,7 +124,6 @@ public final class PostgresConnection {
         return try results(sent: sent == 1, operation: .query)
     }
 
-    /// The parameters as text, refusing a NUL byte (PostgreSQL text cannot hold one).
     /// Whether `text` holds a NUL byte, with `memchr` (parameters can be array literals of many
     /// kilobytes, checked for every batch).
     private static func containsNUL(_ text: String) -> Bool {
@@ -135,6 +134,7 @@ public final class PostgresConnection {
         }
     }
 
+    /// The parameters as text, refusing a NUL byte (PostgreSQL text cannot hold one).
     private static func texts(_ parameters: [(any PostgresEncodable)?]) throws(PostgresError)
         -> [String?]
     {

@@ -241,6 +241,24 @@ struct RollupDeltas {
         counterColumns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
     }
 
+    /// The rollup upsert, built once (statements are also looked up by their text, per batch).
+    private static let bucketsSQL = """
+        INSERT INTO message_rollups (app_id, message_id, bucket, platform, app_version, locale, \(counterColumns.joined(separator: ", ")))
+        SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[],
+                             $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
+                             $12::bigint[], $13::bigint[], $14::bigint[])
+        ON CONFLICT (app_id, message_id, bucket, platform, app_version, locale)
+        DO UPDATE SET \(increments("message_rollups"))
+        """
+
+    /// The per-message totals upsert, built once.
+    private static let totalsSQL = """
+        INSERT INTO message_totals (app_id, message_id, \(counterColumns.joined(separator: ", ")))
+        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
+                             $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
+        ON CONFLICT (app_id, message_id) DO UPDATE SET \(increments("message_totals"))
+        """
+
     private static func counterArrays(_ counters: [RollupCounters]) -> [(any PostgresEncodable)?] {
         (0..<counterColumns.count).map { column in counters.map { $0.values[column] } }
     }
@@ -260,17 +278,8 @@ struct RollupDeltas {
         }
         guard !keys.isEmpty else { return }
         let counters = keys.map { deltas[$0.0]!.counters[$0.1]! }
-        let columns = Self.counterColumns.joined(separator: ", ")
         _ = try connection.ingest(
-            prepared: prepared,
-            """
-            INSERT INTO message_rollups (app_id, message_id, bucket, platform, app_version, locale, \(columns))
-            SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[],
-                                 $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
-                                 $12::bigint[], $13::bigint[], $14::bigint[])
-            ON CONFLICT (app_id, message_id, bucket, platform, app_version, locale)
-            DO UPDATE SET \(Self.increments("message_rollups"))
-            """,
+            prepared: prepared, Self.bucketsSQL,
             [
                 keys.map { $0.0.appId }, keys.map { $0.0.messageId }, keys.map { $0.1.bucket },
                 keys.map { $0.1.platform },
@@ -282,15 +291,8 @@ struct RollupDeltas {
         _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection, prepared: Bool
     ) throws {
         let totals = messages.map { deltas[$0]!.counters.values.reduce(RollupCounters.zero, +) }
-        let columns = Self.counterColumns.joined(separator: ", ")
         _ = try connection.ingest(
-            prepared: prepared,
-            """
-            INSERT INTO message_totals (app_id, message_id, \(columns))
-            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
-                                 $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-            ON CONFLICT (app_id, message_id) DO UPDATE SET \(Self.increments("message_totals"))
-            """,
+            prepared: prepared, Self.totalsSQL,
             [messages.map { $0.appId }, messages.map { $0.messageId }] + Self.counterArrays(totals))
     }
 
