@@ -55,6 +55,12 @@ public struct Logger: Sendable {
         write(.error, message, Array(fields))
     }
 
+    /// Writes an `info` line whatever the level: for the few lines an operator always needs
+    /// (the `serving port=N` line, which scripts read to learn a picked port).
+    public func always(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        write(.info, message, Array(fields))
+    }
+
     /// Writes one line with fields built at run time.
     public func log(_ at: Level, _ message: String, _ fields: [(String, String)]) {
         guard isEnabled(at) else { return }

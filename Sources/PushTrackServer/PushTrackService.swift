@@ -72,7 +72,7 @@ public final class PushTrackService: Sendable {
         try http.start()
         scheduleMaintenance()
         compactor.start()
-        log.info("serving", ["port": String(http.port), "pid": String(getpid())])
+        log.always("serving", ["port": String(http.port), "pid": String(getpid())])
     }
 
     /// Stops accepting, lets requests in flight finish (their events are committed), then stops.

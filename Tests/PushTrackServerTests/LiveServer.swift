@@ -129,6 +129,14 @@ final class ServerProcess {
         return process.isRunning ? nil : process.terminationStatus
     }
 
+    /// Stops the process (SIGTERM) and returns what it logged after its `serving` line.
+    func stopAndReadLog() -> String {
+        _ = stop()
+        // The parent's copy of the write end would keep the pipe from reaching end of file.
+        try? errors.fileHandleForWriting.close()
+        return String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    }
+
     /// Reads the server's log until its `serving port=N` line.
     static func readPort(from handle: FileHandle) throws -> UInt16 {
         var text = ""
