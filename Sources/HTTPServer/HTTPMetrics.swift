@@ -49,7 +49,11 @@ public final class HTTPMetrics: Sendable {
                     series * Self.statuses.count + status - Self.statuses.lowerBound)
                 guard value > 0 else { continue }
                 text.sample(
-                    total, [("method", route.method), ("route", route.pattern), ("status", String(status))],
+                    total,
+                    [
+                        ("method", route.method), ("route", route.pattern),
+                        ("status", String(status)),
+                    ],
                     String(value))
             }
         }
@@ -57,7 +61,8 @@ public final class HTTPMetrics: Sendable {
         text.family(
             duration, "histogram",
             help: "Time from a request's header block to its response being queued, by route.")
-        for (series, route) in routes.enumerated() where durations.snapshot(series: series).cumulative.last != 0 {
+        for (series, route) in routes.enumerated()
+        where durations.snapshot(series: series).cumulative.last != 0 {
             text.histogram(
                 duration, [("method", route.method), ("route", route.pattern)], durations,
                 series: series)

@@ -31,7 +31,8 @@ public final class MetricHistogram: Sendable {
         let base = index * stride
         counters.add(base + bucket)
         let scaled = (value * scale).rounded()
-        counters.add(base + bounds.count + 1, scaled.isFinite && scaled >= 0 ? Int(min(scaled, 1e15)) : 0)
+        counters.add(
+            base + bounds.count + 1, scaled.isFinite && scaled >= 0 ? Int(min(scaled, 1e15)) : 0)
     }
 
     /// The cumulative counts per bound (the last one is `+Inf`, i.e. the total count) and the

@@ -337,7 +337,8 @@ private func accessHandler(
         switch request.resolution {
         case .matched(let handler, let parameters):
             handler(
-                makeRequest(connection: connection, request: request, body: body, parameters: parameters),
+                makeRequest(
+                    connection: connection, request: request, body: body, parameters: parameters),
                 HTTPResponder(request.respond, note: request.note))
         case .rejected(let response):
             request.respond(response)

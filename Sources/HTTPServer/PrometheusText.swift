@@ -14,7 +14,8 @@ public struct PrometheusText: Sendable {
 
     /// Starts a metric family: `type` is `counter`, `gauge` or `histogram`.
     public mutating func family(_ name: String, _ type: String, help: String) {
-        text += "# HELP \(name) \(help.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n"))\n"
+        text +=
+            "# HELP \(name) \(help.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\n", with: "\\n"))\n"
         text += "# TYPE \(name) \(type)\n"
     }
 

@@ -85,11 +85,14 @@ public struct Router: Sendable {
             )
         }
         if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
-        return (nil, .rejected(
-            .error(
-                status: 405, error: "method_not_allowed",
-                message: "\(method) is not allowed on \(path).",
-                headers: [("Allow", allowed.joined(separator: ", "))])))
+        return (
+            nil,
+            .rejected(
+                .error(
+                    status: 405, error: "method_not_allowed",
+                    message: "\(method) is not allowed on \(path).",
+                    headers: [("Allow", allowed.joined(separator: ", "))]))
+        )
     }
 
     /// Resolves `request` and runs its handler, or answers with the 404/405 error.

@@ -95,7 +95,9 @@ struct IngestRoute: Sendable {
             case .success(let outcome):
                 responder.respond(
                     Self.acknowledgement(
-                        Acknowledgement(accepted: outcome.accepted, duplicates: outcome.duplicates, rejected: rejected)))
+                        Acknowledgement(
+                            accepted: outcome.accepted, duplicates: outcome.duplicates,
+                            rejected: rejected)))
             case .failure(.unavailable):
                 responder.respond(
                     APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
@@ -123,7 +125,8 @@ struct IngestRoute: Sendable {
 
     /// The body as JSON bytes: inflated when gzip, never beyond `maxBodyBytes`.
     private func decodeBody(_ request: HTTPRequest) -> Result<[UInt8], APIError> {
-        let encoding = request.headers["content-encoding"].map { Self.trimmed($0).lowercased() } ?? ""
+        let encoding =
+            request.headers["content-encoding"].map { Self.trimmed($0).lowercased() } ?? ""
         guard encoding == "gzip" || encoding == "x-gzip" else {
             return request.body.isEmpty
                 ? .failure(.badRequest("empty_body", "the request has no body"))
@@ -147,7 +150,9 @@ struct IngestRoute: Sendable {
     static func acknowledgement(_ body: Acknowledgement) -> HTTPResponse {
         guard body.rejected.isEmpty else { return .json(body) }
         return .json(
-            bytes: Array("{\"accepted\":\(body.accepted),\"code\":0,\"duplicates\":\(body.duplicates),\"rejected\":[]}".utf8))
+            bytes: Array(
+                "{\"accepted\":\(body.accepted),\"code\":0,\"duplicates\":\(body.duplicates),\"rejected\":[]}"
+                    .utf8))
     }
 
     /// Without spaces and tabs at either end (header values are ASCII-trimmed; Foundation's

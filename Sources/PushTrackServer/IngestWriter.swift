@@ -167,7 +167,9 @@ final class IngestWriter: Sendable {
             do {
                 let (outcomes, retries) = try commit(jobs, on: connection!)
                 lastContact = .now
-                record(jobs, outcomes, seconds: Self.seconds(ContinuousClock.now - started), retries: retries)
+                record(
+                    jobs, outcomes, seconds: Self.seconds(ContinuousClock.now - started),
+                    retries: retries)
                 for (job, outcome) in zip(jobs, outcomes) { job.completion(.success(outcome)) }
             } catch let error as PostgresError where error.isConnectionFailure {
                 connection = nil

@@ -143,8 +143,7 @@ public struct Maintenance: Sendable {
         }
     }
 
-    private func dropPartitions(_ connection: PostgresConnection, _ report: inout Report) throws
-    {
+    private func dropPartitions(_ connection: PostgresConnection, _ report: inout Report) throws {
         let expired = try expiredPartitions(connection, cutoffDay: report.cutoffDay)
         guard !expired.isEmpty else { return }
         if dryRun {
@@ -153,7 +152,8 @@ public struct Maintenance: Sendable {
                     "SELECT reltuples::bigint AS n FROM pg_class WHERE oid = to_regclass($1)",
                     [partition.name])
                 report.droppedPartitions.append(
-                    DroppedPartition(name: partition.name, events: max(rows.first?.int("n") ?? 0, 0)))
+                    DroppedPartition(
+                        name: partition.name, events: max(rows.first?.int("n") ?? 0, 0)))
             }
             return
         }
@@ -211,8 +211,7 @@ public struct Maintenance: Sendable {
 
     /// Deletes, in small batches, the delivery state of retired messages none of whose pairs
     /// changed since the cutoff; their folded counters stay.
-    private func ageOutDeliveries(_ connection: PostgresConnection, _ report: inout Report) throws
-    {
+    private func ageOutDeliveries(_ connection: PostgresConnection, _ report: inout Report) throws {
         let cutoff = [report.cutoffDay]
         let messages = try connection.query(
             """
@@ -236,18 +235,19 @@ public struct Maintenance: Sendable {
                 continue
             }
             while true {
-                let deleted = try connection.query(
-                    """
-                    WITH gone AS (
-                        DELETE FROM deliveries WHERE ctid = ANY (ARRAY(
-                            SELECT ctid FROM deliveries
-                            WHERE app_id = $1 AND message_id = $2
-                              AND updated_at < $3::date::timestamp AT TIME ZONE 'UTC'
-                            LIMIT $4))
-                        RETURNING 1)
-                    SELECT count(*) AS n FROM gone
-                    """, [appId, messageId, report.cutoffDay, deleteBatchSize]
-                ).first?.int("n") ?? 0
+                let deleted =
+                    try connection.query(
+                        """
+                        WITH gone AS (
+                            DELETE FROM deliveries WHERE ctid = ANY (ARRAY(
+                                SELECT ctid FROM deliveries
+                                WHERE app_id = $1 AND message_id = $2
+                                  AND updated_at < $3::date::timestamp AT TIME ZONE 'UTC'
+                                LIMIT $4))
+                            RETURNING 1)
+                        SELECT count(*) AS n FROM gone
+                        """, [appId, messageId, report.cutoffDay, deleteBatchSize]
+                    ).first?.int("n") ?? 0
                 report.deletedDeliveries += deleted
                 if deleted < deleteBatchSize { break }
             }

@@ -108,8 +108,7 @@ public final class PushTrackService: Sendable {
         thread.start()
     }
 
-    private static func record(_ report: Maintenance.Report, log: Logger, metrics: ServiceMetrics)
-    {
+    private static func record(_ report: Maintenance.Report, log: Logger, metrics: ServiceMetrics) {
         metrics.add(.maintenanceRuns)
         metrics.add(.partitionsCreated, report.createdPartitions.count)
         metrics.add(.partitionsDropped, report.droppedPartitions.count)

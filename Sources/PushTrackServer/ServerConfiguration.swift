@@ -115,7 +115,8 @@ extension ServerConfiguration {
         },
         Option(
             flag: "--retention-days", environment: "PUSHTRACK_RETENTION_DAYS",
-            help: "days of raw events kept (maintenance drops older ones); older timestamps fall back to the received time (90)"
+            help:
+                "days of raw events kept (maintenance drops older ones); older timestamps fall back to the received time (90)"
         ) {
             c, v throws(ConfigurationError) in
             c.ingest.retention = TimeInterval(try integer(v, "--retention-days", 1...3650)) * 86_400

@@ -56,7 +56,9 @@ final class ServiceMetrics: Sendable {
 
         text.family(
             "pushtrack_events_total", "counter",
-            help: "Valid events by outcome: stored (accepted) or a retry of a stored report (duplicate).")
+            help:
+                "Valid events by outcome: stored (accepted) or a retry of a stored report (duplicate)."
+        )
         text.sample("pushtrack_events_total", ["outcome": "accepted"], value(.eventsAccepted))
         text.sample("pushtrack_events_total", ["outcome": "duplicate"], value(.eventsDuplicate))
         text.family(
@@ -79,9 +81,11 @@ final class ServiceMetrics: Sendable {
             "pushtrack_commit_duration_seconds", "histogram",
             help: "Time to write and commit one group commit, retries included.")
         text.histogram("pushtrack_commit_duration_seconds", [], commitSeconds)
-        simple(&text, "pushtrack_commit_retries_total", "counter", .commitRetries,
+        simple(
+            &text, "pushtrack_commit_retries_total", "counter", .commitRetries,
             "Group commits retried after a deadlock or serialization failure.")
-        simple(&text, "pushtrack_commit_failures_total", "counter", .commitFailures,
+        simple(
+            &text, "pushtrack_commit_failures_total", "counter", .commitFailures,
             "Group commits that failed (their requests were answered 500 or 503).")
 
         text.family(
@@ -95,20 +99,27 @@ final class ServiceMetrics: Sendable {
             "pushtrack_database_up", "gauge",
             help: "1 when the writers reach the database, else 0.")
         text.sample("pushtrack_database_up", [:], health.databaseReachable ? 1 : 0)
-        simple(&text, "pushtrack_database_errors_total", "counter", .databaseErrors,
+        simple(
+            &text, "pushtrack_database_errors_total", "counter", .databaseErrors,
             "Failed connections, lost connections and failed statements of the writers.")
-        simple(&text, "pushtrack_database_reconnects_total", "counter", .databaseReconnects,
+        simple(
+            &text, "pushtrack_database_reconnects_total", "counter", .databaseReconnects,
             "Writer connections re-established after a failure.")
 
-        simple(&text, "pushtrack_maintenance_runs_total", "counter", .maintenanceRuns,
+        simple(
+            &text, "pushtrack_maintenance_runs_total", "counter", .maintenanceRuns,
             "Maintenance runs completed by this process.")
-        simple(&text, "pushtrack_maintenance_failures_total", "counter", .maintenanceFailures,
+        simple(
+            &text, "pushtrack_maintenance_failures_total", "counter", .maintenanceFailures,
             "Maintenance runs that failed or left work for the next run.")
-        simple(&text, "pushtrack_partitions_created_total", "counter", .partitionsCreated,
+        simple(
+            &text, "pushtrack_partitions_created_total", "counter", .partitionsCreated,
             "Daily raw-event partitions created by this process.")
-        simple(&text, "pushtrack_partitions_dropped_total", "counter", .partitionsDropped,
+        simple(
+            &text, "pushtrack_partitions_dropped_total", "counter", .partitionsDropped,
             "Raw-event partitions dropped by this process (past the retention).")
-        simple(&text, "pushtrack_deliveries_aged_out_total", "counter", .deliveriesAgedOut,
+        simple(
+            &text, "pushtrack_deliveries_aged_out_total", "counter", .deliveriesAgedOut,
             "Delivery-state rows of old messages deleted by this process.")
         return text.text
     }

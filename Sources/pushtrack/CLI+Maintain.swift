@@ -25,7 +25,8 @@ extension CLI {
             return 0
         }
         let options = try Options(
-            arguments.filter { $0 != "--dry-run" }, known: ["--retention-days", "--lock-timeout-ms"])
+            arguments.filter { $0 != "--dry-run" },
+            known: ["--retention-days", "--lock-timeout-ms"])
         try options.noPositionals()
         var maintenance = Maintenance(dryRun: arguments.contains("--dry-run"))
         let retention =

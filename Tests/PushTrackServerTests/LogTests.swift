@@ -42,7 +42,10 @@ struct LogTests {
             #expect(line.contains(field), "\(field) in \(line)")
         }
         #expect(line.range(of: #"duration_ms=\d+\.\d{3}"#, options: .regularExpression) != nil)
-        #expect(line.range(of: #"^ts=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "#, options: .regularExpression) != nil)
+        #expect(
+            line.range(
+                of: #"^ts=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "#, options: .regularExpression)
+                != nil)
         let batch = lines.filter { $0.contains("msg=batch") }
         #expect(batch.count == 1)
         #expect(batch.first?.contains("events=2 accepted=2 duplicates=0 requests=1") == true)
@@ -85,13 +88,20 @@ struct LogTests {
             arguments: ["--log-level", text], environment: ["DATABASE_URL": "postgresql://x"])
         #expect(flag.logLevel == level)
         let environment = try ServerConfiguration.parse(
-            arguments: [], environment: ["DATABASE_URL": "postgresql://x", "PUSHTRACK_LOG_LEVEL": text])
+            arguments: [],
+            environment: ["DATABASE_URL": "postgresql://x", "PUSHTRACK_LOG_LEVEL": text])
         #expect(environment.logLevel == level)
     }
 
     @Test(arguments: [
-        (["--log-level", "verbose"], "--log-level: 'verbose' is not one of debug, info, warning, error"),
-        (["--metrics-token", "short"], "--metrics-token: needs at least 16 printable ASCII characters, no spaces"),
+        (
+            ["--log-level", "verbose"],
+            "--log-level: 'verbose' is not one of debug, info, warning, error"
+        ),
+        (
+            ["--metrics-token", "short"],
+            "--metrics-token: needs at least 16 printable ASCII characters, no spaces"
+        ),
         (["--maintenance-interval", "5"], "--maintenance-interval: 5 is out of range 10…86400"),
     ])
     func badOperationsSettingsAreNamed(_ arguments: [String], _ message: String) {
@@ -99,7 +109,8 @@ struct LogTests {
             try ServerConfiguration.parse(arguments: arguments, environment: ["DATABASE_URL": "x"])
         }
         do {
-            _ = try ServerConfiguration.parse(arguments: arguments, environment: ["DATABASE_URL": "x"])
+            _ = try ServerConfiguration.parse(
+                arguments: arguments, environment: ["DATABASE_URL": "x"])
         } catch {
             #expect(error.message == message)
         }

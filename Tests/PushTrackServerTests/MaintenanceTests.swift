@@ -68,7 +68,8 @@ struct MaintenanceTests {
             "UPDATE events SET received_at = received_at - interval '95 days' WHERE message_id = 'old' OR outcome = 'unattributed'"
         )
         _ = try db.query(
-            "UPDATE deliveries SET updated_at = updated_at - interval '95 days' WHERE message_id = 'old'")
+            "UPDATE deliveries SET updated_at = updated_at - interval '95 days' WHERE message_id = 'old'"
+        )
         let oldPartition = try Self.partition(db, daysAgo: 95)
         #expect(try server.count("SELECT count(*) AS n FROM \"\(oldPartition)\"") == 5)
         let keysBefore = try server.count("SELECT count(*) AS n FROM report_keys")
@@ -77,7 +78,10 @@ struct MaintenanceTests {
         )
         #expect(oldKeys == 5)
         let before = try Self.reports(db)
-        #expect(before.contains { $0.contains("\"message_id\":\"old\"") && $0.contains("\"delivered\":2") })
+        #expect(
+            before.contains {
+                $0.contains("\"message_id\":\"old\"") && $0.contains("\"delivered\":2")
+            })
 
         let report = try Maintenance(retentionDays: 90).run(on: db)
 
@@ -90,11 +94,17 @@ struct MaintenanceTests {
         #expect(report.droppedPartitions.map(\.events).reduce(0, +) == 5)
         #expect(report.agedOutMessages == 1)
         #expect(report.deletedDeliveries == 2)
-        for daysAgo in 91...100 { #expect(try !Self.exists(db, Self.partition(db, daysAgo: daysAgo))) }
-        for daysAgo in [89, 90] { #expect(try Self.exists(db, Self.partition(db, daysAgo: daysAgo))) }
+        for daysAgo in 91...100 {
+            #expect(try !Self.exists(db, Self.partition(db, daysAgo: daysAgo)))
+        }
+        for daysAgo in [89, 90] {
+            #expect(try Self.exists(db, Self.partition(db, daysAgo: daysAgo)))
+        }
         #expect(try server.count("SELECT count(*) AS n FROM events") == 1)
-        #expect(try server.count("SELECT count(*) AS n FROM deliveries WHERE message_id = 'old'") == 0)
-        #expect(try server.count("SELECT count(*) AS n FROM deliveries WHERE message_id = 'new'") == 1)
+        #expect(
+            try server.count("SELECT count(*) AS n FROM deliveries WHERE message_id = 'old'") == 0)
+        #expect(
+            try server.count("SELECT count(*) AS n FROM deliveries WHERE message_id = 'new'") == 1)
         #expect(try server.count("SELECT count(*) AS n FROM report_keys") == keysBefore - oldKeys)
         #expect(
             try server.count(
@@ -124,13 +134,17 @@ struct MaintenanceTests {
         _ = try db.query("UPDATE events SET received_at = received_at - interval '95 days'")
         _ = try db.query("UPDATE deliveries SET updated_at = updated_at - interval '95 days'")
         // A tap today on another device of the same message.
-        #expect(try server.upload("[\(pushEvent(category: "push_click", messageId: "m", deviceId: "d2"))]").status == 200)
+        #expect(
+            try server.upload(
+                "[\(pushEvent(category: "push_click", messageId: "m", deviceId: "d2"))]"
+            ).status == 200)
         let report = try Maintenance(retentionDays: 90).run(on: db)
         #expect(report.droppedPartitions.map(\.events) == [1])
         #expect(report.agedOutMessages == 0)
         #expect(try server.count("SELECT count(*) AS n FROM deliveries") == 2)
         #expect(
-            try server.count("SELECT count(*) AS n FROM retired_messages WHERE state_aged_out_at IS NULL")
+            try server.count(
+                "SELECT count(*) AS n FROM retired_messages WHERE state_aged_out_at IS NULL")
                 == 1)
         let verify = try Verifier(connection: db).run()
         #expect(verify.differences.isEmpty && verify.retiredMessages == 1)
@@ -154,7 +168,9 @@ struct MaintenanceTests {
         #expect(!blocked.complete)
         #expect(blocked.droppedPartitions == [])
         #expect(blocked.skippedPartitions.map(\.name) == [name])
-        #expect(blocked.skippedPartitions.first?.reason.hasPrefix("lock not granted within 100 ms") == true)
+        #expect(
+            blocked.skippedPartitions.first?.reason.hasPrefix("lock not granted within 100 ms")
+                == true)
         #expect(try Self.exists(db, name))
         // Ingestion was never stuck behind the maintenance.
         #expect(try server.upload(pushEvent()).status == 200)
@@ -191,9 +207,11 @@ struct MaintenanceTests {
 
             let help = try Binary.run(["maintain", "--help"])
             #expect(help.status == 0)
-            #expect(help.stdout.hasPrefix("usage: pushtrack maintain [--retention-days N] [--dry-run]"))
+            #expect(
+                help.stdout.hasPrefix("usage: pushtrack maintain [--retention-days N] [--dry-run]"))
 
-            let dry = try Binary.run(["maintain", "--retention-days", "30", "--dry-run"], databaseURL: url)
+            let dry = try Binary.run(
+                ["maintain", "--retention-days", "30", "--dry-run"], databaseURL: url)
             #expect(dry.status == 0)
             #expect(dry.stdout.contains("would drop partition \(name) (about 0 events)\n"))
             #expect(dry.stdout.hasSuffix("maintain: dry run, nothing changed\n"))
@@ -213,9 +231,18 @@ struct MaintenanceTests {
             #expect(try !Self.exists(db, name))
         }
         for (arguments, message) in [
-            (["maintain", "--retention-days", "0"], "--retention-days must be a whole number in 1…3650, not '0'"),
-            (["maintain", "--retention-days", "abc"], "--retention-days must be a whole number in 1…3650, not 'abc'"),
-            (["maintain", "--lock-timeout-ms", "-5"], "--lock-timeout-ms must be a whole number in 1…600000, not '-5'"),
+            (
+                ["maintain", "--retention-days", "0"],
+                "--retention-days must be a whole number in 1…3650, not '0'"
+            ),
+            (
+                ["maintain", "--retention-days", "abc"],
+                "--retention-days must be a whole number in 1…3650, not 'abc'"
+            ),
+            (
+                ["maintain", "--lock-timeout-ms", "-5"],
+                "--lock-timeout-ms must be a whole number in 1…600000, not '-5'"
+            ),
             (["maintain", "--frobnicate"], "unknown option --frobnicate"),
             (["maintain", "extra"], "unexpected argument 'extra'"),
         ] {
@@ -245,9 +272,14 @@ struct MaintenanceTests {
             // Yesterday to a week ahead: 9 partitions, none made by migrate here.
             #expect(text.contains("pushtrack_partitions_created_total 9\n"))
             #expect(text.contains("pushtrack_maintenance_failures_total 0\n"))
-            for daysAgo in 98...100 { #expect(try !Self.exists(db, Self.partition(db, daysAgo: daysAgo))) }
+            for daysAgo in 98...100 {
+                #expect(try !Self.exists(db, Self.partition(db, daysAgo: daysAgo)))
+            }
             let log = server.stopAndReadLog()
-            #expect(log.contains("msg=\"partition dropped\" name=\(try Self.partition(db, daysAgo: 100)) events=0"))
+            #expect(
+                log.contains(
+                    "msg=\"partition dropped\" name=\(try Self.partition(db, daysAgo: 100)) events=0"
+                ))
         }
     }
 }

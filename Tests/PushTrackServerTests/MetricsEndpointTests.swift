@@ -30,7 +30,8 @@ struct MetricsEndpointTests {
         )
         #expect(third.status == 200)
         #expect(try server.upload("{not json").status == 400)
-        #expect(try server.upload("{}", headers: [("Content-Type", "application/json")]).status == 401)
+        #expect(
+            try server.upload("{}", headers: [("Content-Type", "application/json")]).status == 401)
         #expect(try TestHTTP.request(port: server.port, "GET", "/no/such/path").status == 404)
         #expect(try TestHTTP.request(port: server.port, "DELETE", "/healthz").status == 405)
         #expect(try TestHTTP.request(port: server.port, "GET", "/healthz").status == 200)
@@ -45,12 +46,14 @@ struct MetricsEndpointTests {
         #expect(Self.sample(text, "pushtrack_http_requests_total{\(ingest),status=\"401\"}") == "1")
         #expect(
             Self.sample(
-                text, #"pushtrack_http_requests_total{method="other",route="unmatched",status="404"}"#)
+                text,
+                #"pushtrack_http_requests_total{method="other",route="unmatched",status="404"}"#)
                 == "1")
         // 405 has no route of its own: a DELETE on /healthz matched no route.
         #expect(
             Self.sample(
-                text, #"pushtrack_http_requests_total{method="other",route="unmatched",status="405"}"#)
+                text,
+                #"pushtrack_http_requests_total{method="other",route="unmatched",status="405"}"#)
                 == "1")
         #expect(
             Self.sample(
@@ -62,13 +65,16 @@ struct MetricsEndpointTests {
         #expect(
             Self.sample(text, "pushtrack_http_request_duration_seconds_count{\(ingest)}") == "5")
         #expect(
-            Self.sample(text, "pushtrack_http_request_duration_seconds_bucket{\(ingest),le=\"+Inf\"}")
+            Self.sample(
+                text, "pushtrack_http_request_duration_seconds_bucket{\(ingest),le=\"+Inf\"}")
                 == "5")
         #expect(Self.sample(text, #"pushtrack_events_total{outcome="accepted"}"#) == "4")
         #expect(Self.sample(text, #"pushtrack_events_total{outcome="duplicate"}"#) == "1")
-        #expect(Self.sample(text, #"pushtrack_events_rejected_total{reason="missing_field"}"#) == "1")
+        #expect(
+            Self.sample(text, #"pushtrack_events_rejected_total{reason="missing_field"}"#) == "1")
         #expect(Self.sample(text, #"pushtrack_events_rejected_total{reason="too_long"}"#) == "1")
-        #expect(Self.sample(text, #"pushtrack_events_rejected_total{reason="invalid_json"}"#) == nil)
+        #expect(
+            Self.sample(text, #"pushtrack_events_rejected_total{reason="invalid_json"}"#) == nil)
         // One commit per request: the client waited for each answer.
         #expect(Self.sample(text, "pushtrack_commit_requests_count") == "3")
         #expect(Self.sample(text, #"pushtrack_commit_requests_bucket{le="1"}"#) == "3")
