@@ -181,6 +181,22 @@ struct MaintenanceTests {
         #expect(try !Self.exists(db, name))
     }
 
+    @Test func aPartitionLeftDetachedByAnInterruptedRunIsRecordedAndDropped() throws {
+        let server = try LiveServer()
+        let db = server.db
+        try Self.createOldPartitions(db, fromDaysAgo: 100, days: 1)
+        let name = try Self.partition(db, daysAgo: 100)
+        #expect(try server.upload(pushEvent(messageId: "gone", eventId: "g1")).status == 200)
+        _ = try db.query("UPDATE events SET received_at = received_at - interval '100 days'")
+        try db.execute("ALTER TABLE events DETACH PARTITION \"\(name)\"")
+        let report = try Maintenance(retentionDays: 90).run(on: db)
+        #expect(report.droppedPartitions == [Maintenance.DroppedPartition(name: name, events: 1)])
+        #expect(try !Self.exists(db, name))
+        #expect(
+            try server.count("SELECT count(*) AS n FROM retired_messages WHERE message_id = 'gone'")
+                == 1)
+    }
+
     @Test func aDryRunChangesNothing() throws {
         let server = try LiveServer()
         let db = server.db
