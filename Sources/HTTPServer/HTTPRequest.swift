@@ -17,12 +17,15 @@ public struct HTTPRequest: Sendable {
     public var pathParameters: [String: String]
     /// When the request's header block had arrived.
     public let receivedAt: Date
+    /// The client's `X-Request-Id` when sane, else one the server made; the response echoes it.
+    public let requestId: String
 
     /// Creates a request; the server builds these, tests may too.
     public init(
         method: String, path: String, query: [String: String] = [:],
         headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
-        pathParameters: [String: String] = [:], receivedAt: Date = Date()
+        pathParameters: [String: String] = [:], receivedAt: Date = Date(),
+        requestId: String = ""
     ) {
         self.method = method
         self.path = path
@@ -31,5 +34,6 @@ public struct HTTPRequest: Sendable {
         self.body = body
         self.pathParameters = pathParameters
         self.receivedAt = receivedAt
+        self.requestId = requestId
     }
 }

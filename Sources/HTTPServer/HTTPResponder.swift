@@ -6,11 +6,23 @@
 /// shuts down, which answers it with 503.
 public final class HTTPResponder: Sendable {
     private let deliver: @Sendable (HTTPResponse) -> Void
+    private let annotate: (@Sendable (String, String) -> Void)?
 
     /// Creates a responder that hands the response to `deliver`; the server passes a closure
-    /// that tolerates repeated calls. Tests of handlers may pass their own.
-    public init(_ deliver: @escaping @Sendable (HTTPResponse) -> Void) {
+    /// that tolerates repeated calls. Tests of handlers may pass their own. `note` receives
+    /// what ``note(_:_:)`` adds.
+    public init(
+        _ deliver: @escaping @Sendable (HTTPResponse) -> Void,
+        note: (@Sendable (String, String) -> Void)? = nil
+    ) {
         self.deliver = deliver
+        self.annotate = note
+    }
+
+    /// Adds a field to the request's access-log line (e.g. the app id once it is known). Call
+    /// it before `respond`; never pass secrets.
+    public func note(_ key: String, _ value: String) {
+        annotate?(key, value)
     }
 
     /// Sends `response` unless the request was already answered or its connection is gone.

@@ -16,12 +16,20 @@ public final class HTTPServer: Sendable {
 
     private let configuration: HTTPServerConfiguration
     private let router: Router
+    private let observer: RequestObserver?
     private let phase = Mutex(Phase.idle)
+    /// Responses by route and status and durations by route, counted from the start.
+    public let metrics: HTTPMetrics
 
-    /// Creates a server; nothing listens until `start()`.
-    public init(configuration: HTTPServerConfiguration, router: Router) {
+    /// Creates a server; nothing listens until `start()`. `observer` hears of every answered
+    /// request (for access logs).
+    public init(
+        configuration: HTTPServerConfiguration, router: Router, observer: RequestObserver? = nil
+    ) {
         self.configuration = configuration
         self.router = router
+        self.observer = observer
+        self.metrics = HTTPMetrics(routes: router.routeLabels)
     }
 
     /// Binds the port and starts serving.
@@ -33,7 +41,9 @@ public final class HTTPServer: Sendable {
             guard case .idle = phase else { throw .alreadyStarted }
             OpenFileLimit.raise(toFit: configuration.connectionLimit)
             phase = .running(
-                try MicroHTTPDaemon(configuration: configuration, router: router))
+                try MicroHTTPDaemon(
+                    configuration: configuration, router: router, metrics: metrics,
+                    observer: observer))
         }
     }
 

@@ -21,9 +21,14 @@ final class MicroHTTPDaemon: Sendable {
     }
     private let handle: Mutex<Handle>
 
-    init(configuration: HTTPServerConfiguration, router: Router) throws(HTTPServerError) {
+    init(
+        configuration: HTTPServerConfiguration, router: Router, metrics: HTTPMetrics,
+        observer: RequestObserver?
+    ) throws(HTTPServerError) {
         try configuration.validate()
-        let context = ServerContext(router: router, maxBodyBytes: configuration.maxBodyBytes)
+        let context = ServerContext(
+            router: router, maxBodyBytes: configuration.maxBodyBytes, metrics: metrics,
+            observer: observer)
         let opaqueContext = Unmanaged.passUnretained(context).toOpaque()
         let start = { (address: UnsafePointer<CChar>?) in
             pt_mhd_start(
@@ -100,6 +105,8 @@ final class MicroHTTPDaemon: Sendable {
 final class ServerContext: Sendable {
     let router: Router
     let maxBodyBytes: Int
+    let metrics: HTTPMetrics
+    let observer: RequestObserver?
     /// Requests whose header block has arrived and whose connection has not completed them.
     let inFlight = Atomic<Int>(0)
     /// Set when shutdown begins: responses then carry `Connection: close`.
@@ -114,9 +121,25 @@ final class ServerContext: Sendable {
         headers: [("Retry-After", "1")])
     private let live = Mutex<[ObjectIdentifier: RequestContext]>([:])
 
-    init(router: Router, maxBodyBytes: Int) {
+    init(router: Router, maxBodyBytes: Int, metrics: HTTPMetrics, observer: RequestObserver?) {
         self.router = router
         self.maxBodyBytes = maxBodyBytes
+        self.metrics = metrics
+        self.observer = observer
+    }
+
+    /// Counts a response just queued and hands its record to the observer.
+    fileprivate func completed(_ request: RequestContext, _ response: HTTPResponse) {
+        let seconds = Date().timeIntervalSince(request.receivedAt)
+        metrics.record(route: request.route, status: response.status, seconds: seconds)
+        guard let observer else { return }
+        let (notes, bytes) = request.state.withLock { ($0.notes, $0.bodyBytes) }
+        observer(
+            CompletedRequest(
+                method: request.method, path: request.path,
+                route: request.route.map { metrics.routes[$0].pattern }, status: response.status,
+                seconds: seconds, requestBytes: bytes, responseBytes: response.body.count,
+                requestId: request.requestId, notes: notes))
     }
 
     fileprivate func began(_ request: RequestContext) {
@@ -161,15 +184,40 @@ final class RequestContext: Sendable {
     struct State {
         var phase = Phase.receiving
         var body: [UInt8] = []
+        /// The body's size, kept for the access log once the body is handed over.
+        var bodyBytes = 0
+        /// Fields the handler added for the access log.
+        var notes: [(String, String)] = []
         /// Valid until `requestCompleted`, which clears it under the lock.
         var connection: ConnectionHandle?
     }
 
     let receivedAt = Date()
     let state: Mutex<State>
+    /// The method (upper case) and decoded path, as the header block gave them.
+    let method: String
+    let path: String
+    let requestId: String
+    /// The matched route's index in the router, nil when none matched.
+    let route: Int?
+    /// The handler to run once the body is complete, or the 404/405 to send.
+    let resolution: Router.Resolution
 
-    init(connection: OpaquePointer) {
+    init(
+        connection: OpaquePointer, method: String, path: String, requestId: String,
+        located: (index: Int?, resolution: Router.Resolution)
+    ) {
         state = Mutex(State(connection: ConnectionHandle(pointer: connection)))
+        self.method = method
+        self.path = path
+        self.requestId = requestId
+        self.route = located.index
+        self.resolution = located.resolution
+    }
+
+    /// The responder's note target.
+    func note(_ key: String, _ value: String) {
+        state.withLock { $0.notes.append((key, value)) }
     }
 
     /// The responder's target: the first answer wins, later ones are ignored.
@@ -215,21 +263,30 @@ private func accessHandler(
     let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
 
     guard let existing = requestSlot.pointee else {
-        let request = RequestContext(connection: connection)
+        let methodName = method.map { String(cString: $0).uppercased() } ?? "GET"
+        // libmicrohttpd has already cut the query string off and percent-decoded the path
+        // (all but `%00`, see `pt_mhd_unescape`).
+        let path = url.map { String(cString: $0) } ?? "/"
+        let request = RequestContext(
+            connection: connection, method: methodName, path: path,
+            requestId: RequestID.sanitized(headerValue("X-Request-Id", of: connection))
+                ?? RequestID.make(),
+            located: server.router.locate(method: methodName, path: path))
         requestSlot.pointee = Unmanaged.passRetained(request).toOpaque()
         server.began(request)
         if let problem = ambiguousLength(connection) {
             // Answered before the body is read, and the connection closed: where the body ends
             // is unknown, so nothing after the header block can be trusted as a next request.
             request.state.withLock { $0.phase = .answered }
-            return queue(problem, on: connection, closing: true)
+            return finish(problem, request, server, on: connection, closing: true)
         }
         guard let length = contentLength(connection) else { return mhdYes }
         guard length <= server.maxBodyBytes else {
             // Answering before the body is read: libmicrohttpd skips `100 Continue`, never
             // reads the body and closes the connection after the response.
             request.state.withLock { $0.phase = .answered }
-            return queue(tooLarge(server.maxBodyBytes), on: connection, closing: true)
+            return finish(
+                tooLarge(server.maxBodyBytes), request, server, on: connection, closing: true)
         }
         if length > 0 { request.state.withLock { $0.body.reserveCapacity(length) } }
         return mhdYes
@@ -251,7 +308,10 @@ private func accessHandler(
         if fits { return mhdYes }
         // libmicrohttpd 0.9.75 refuses to queue a response while the body is still arriving,
         // so the fixed 413 is written straight to the socket and the connection dropped.
-        writeAndDrop(tooLarge(server.maxBodyBytes), on: connection)
+        var response = tooLarge(server.maxBodyBytes)
+        response.headers.append(("X-Request-Id", request.requestId))
+        writeAndDrop(response, on: connection)
+        server.completed(request, response)
         return mhdNo
     }
 
@@ -264,6 +324,7 @@ private func accessHandler(
         switch state.phase {
         case .receiving:
             state.phase = .handling
+            state.bodyBytes = state.body.count
             return .dispatch(state.body.take())
         case .ready(let response):
             state.phase = .answered
@@ -276,12 +337,19 @@ private func accessHandler(
     case .wait:
         return mhdYes
     case .send(let response):
-        return queue(response, on: connection, closing: server.draining.load(ordering: .relaxed))
+        return finish(
+            response, request, server, on: connection,
+            closing: server.draining.load(ordering: .relaxed))
     case .dispatch(let body):
-        let httpRequest = makeRequest(
-            connection: connection, method: method, url: url, body: body,
-            receivedAt: request.receivedAt)
-        server.router.handle(httpRequest, responder: HTTPResponder(request.respond))
+        switch request.resolution {
+        case .matched(let handler, let parameters):
+            handler(
+                makeRequest(
+                    connection: connection, request: request, body: body, parameters: parameters),
+                HTTPResponder(request.respond, note: request.note))
+        case .rejected(let response):
+            request.respond(response)
+        }
         let answer = request.state.withLock { state -> HTTPResponse? in
             if case .ready(let response) = state.phase {
                 state.phase = .answered
@@ -299,8 +367,20 @@ private func accessHandler(
             return nil
         }
         guard let answer else { return mhdYes }
-        return queue(answer, on: connection, closing: server.draining.load(ordering: .relaxed))
+        return finish(
+            answer, request, server, on: connection,
+            closing: server.draining.load(ordering: .relaxed))
     }
+}
+
+/// Queues `response` with the request's id, then counts it and tells the observer.
+private func finish(
+    _ response: HTTPResponse, _ request: RequestContext, _ server: ServerContext,
+    on connection: OpaquePointer, closing: Bool
+) -> MHD_Result {
+    let result = queue(response, on: connection, closing: closing, requestId: request.requestId)
+    server.completed(request, response)
+    return result
 }
 
 /// Called when libmicrohttpd is done with a request: sent, failed, timed out or shut down.
@@ -324,8 +404,8 @@ private func requestCompleted(
 // MARK: - Requests and responses
 
 private func makeRequest(
-    connection: OpaquePointer, method: UnsafePointer<CChar>?, url: UnsafePointer<CChar>?,
-    body: [UInt8], receivedAt: Date
+    connection: OpaquePointer, request: RequestContext, body: [UInt8],
+    parameters: [String: String]
 ) -> HTTPRequest {
     let headers = values(of: connection, kind: pt_mhd_header_kind())
     var query: [String: String] = [:]
@@ -333,11 +413,9 @@ private func makeRequest(
         query[name] = value
     }
     return HTTPRequest(
-        method: method.map { String(cString: $0).uppercased() } ?? "GET",
-        // libmicrohttpd has already cut the query string off and percent-decoded the path
-        // (all but `%00`, see `pt_mhd_unescape`).
-        path: url.map { String(cString: $0) } ?? "/",
-        query: query, headers: HTTPHeaders(headers), body: body, receivedAt: receivedAt)
+        method: request.method, path: request.path, query: query,
+        headers: HTTPHeaders(headers), body: body, pathParameters: parameters,
+        receivedAt: request.receivedAt, requestId: request.requestId)
 }
 
 /// Collects the values of one kind (headers, query arguments) in the order received.
@@ -422,9 +500,9 @@ private func tooLarge(_ limit: Int) -> HTTPResponse {
 
 /// Hands `response` to libmicrohttpd, which copies it, sets `Content-Length` and sends it
 /// after the access handler returns.
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closing: Bool)
-    -> MHD_Result
-{
+private func queue(
+    _ response: HTTPResponse, on connection: OpaquePointer, closing: Bool, requestId: String
+) -> MHD_Result {
     let created = response.body.withUnsafeBytes { bytes in
         pt_mhd_response_copying(bytes.count, bytes.baseAddress)
     }
@@ -438,6 +516,7 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer, closi
         // A name or value with CR/LF is refused here, which keeps header injection out.
         _ = MHD_add_response_header(created, name, value)
     }
+    _ = MHD_add_response_header(created, "X-Request-Id", requestId)
     if closing && !hasConnectionHeader {
         _ = MHD_add_response_header(created, "Connection", "close")
     }

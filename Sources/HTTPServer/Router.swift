@@ -18,7 +18,9 @@ public struct Router: Sendable {
     public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping HTTPHandler)
     {
         routes.append(
-            Route(method: method.uppercased(), segments: Self.parse(pattern), handler: handler))
+            Route(
+                method: method.uppercased(), pattern: pattern, segments: Self.parse(pattern),
+                handler: handler))
     }
 
     /// Adds a handler that answers before it returns.
@@ -36,8 +38,18 @@ public struct Router: Sendable {
         case rejected(HTTPResponse)
     }
 
+    /// Every route's method and pattern, in the order they were added (the metrics' labels).
+    public var routeLabels: [(method: String, pattern: String)] {
+        routes.map { ($0.method, $0.pattern) }
+    }
+
     /// Finds the handler for `method` and `path`, or the 404/405 error to send.
     public func resolve(method: String, path: String) -> Resolution {
+        locate(method: method, path: path).resolution
+    }
+
+    /// `resolve`, and the index of the matched route in `routeLabels` (nil when rejected).
+    func locate(method: String, path: String) -> (index: Int?, resolution: Resolution) {
         // Split on the byte `/`, not on Characters: a segment that starts with a combining mark
         // or an emoji modifier (`%F0%9F%8F%BB`) would otherwise join the `/` before it in one
         // grapheme cluster, and the path would not match its route.
@@ -47,33 +59,40 @@ public struct Router: Sendable {
         .map { String(decoding: $0, as: UTF8.self) }
         let method = method.uppercased()
         var allowed: [String] = []
-        var best: (route: Route, parameters: [String: String])?
-        var bestHead: (route: Route, parameters: [String: String])?
-        for route in routes {
+        var best: (route: Route, index: Int, parameters: [String: String])?
+        var bestHead: (route: Route, index: Int, parameters: [String: String])?
+        for (index, route) in routes.enumerated() {
             guard let parameters = route.match(segments) else { continue }
             if !allowed.contains(route.method) { allowed.append(route.method) }
             if route.method == method, best.map({ route.isMoreSpecific(than: $0.route) }) ?? true {
-                best = (route, parameters)
+                best = (route, index, parameters)
             }
             if method == "HEAD", route.method == "GET",
                 bestHead.map({ route.isMoreSpecific(than: $0.route) }) ?? true
             {
-                bestHead = (route, parameters)
+                bestHead = (route, index, parameters)
             }
         }
         if let found = best ?? bestHead {
-            return .matched(found.route.handler, parameters: found.parameters)
+            return (found.index, .matched(found.route.handler, parameters: found.parameters))
         }
         if allowed.isEmpty {
-            return .rejected(
-                .error(status: 404, error: "not_found", message: "No resource at \(path)."))
+            return (
+                nil,
+                .rejected(
+                    .error(status: 404, error: "not_found", message: "No resource at \(path).")
+                )
+            )
         }
         if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
-        return .rejected(
-            .error(
-                status: 405, error: "method_not_allowed",
-                message: "\(method) is not allowed on \(path).",
-                headers: [("Allow", allowed.joined(separator: ", "))]))
+        return (
+            nil,
+            .rejected(
+                .error(
+                    status: 405, error: "method_not_allowed",
+                    message: "\(method) is not allowed on \(path).",
+                    headers: [("Allow", allowed.joined(separator: ", "))]))
+        )
     }
 
     /// Resolves `request` and runs its handler, or answers with the 404/405 error.
@@ -104,6 +123,7 @@ public struct Router: Sendable {
 
     private struct Route: Sendable {
         let method: String
+        let pattern: String
         let segments: [Segment]
         let handler: HTTPHandler
 

@@ -9,6 +9,7 @@ struct IngestRoute: Sendable {
     let writer: IngestWriter
     let configuration: ServerConfiguration
     let log: Logger
+    let metrics: ServiceMetrics
 
     /// The acknowledgement body, DESIGN.md section 2.
     struct Acknowledgement: Encodable {
@@ -28,6 +29,7 @@ struct IngestRoute: Sendable {
         writeKeys.resolve(key) { resolution in
             switch resolution {
             case .app(let appId):
+                responder.note("app", appId)
                 accept(request, appId: appId, responder)
             case .unknown:
                 responder.respond(APIError.unknownWriteKey().response)
@@ -80,6 +82,7 @@ struct IngestRoute: Sendable {
         } catch {
             return responder.respond(Self.apiError(for: error).response)
         }
+        metrics.countRejections(batch.rejected)
         guard !batch.events.isEmpty else {
             let error = APIError(
                 status: 422, error: "all_events_invalid",

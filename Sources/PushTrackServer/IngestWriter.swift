@@ -53,11 +53,16 @@ final class IngestWriter: Sendable {
     private let state = Mutex(State())
     private let wakeup = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    private let metrics: ServiceMetrics
+    private let log: Logger
 
     init(
         databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int,
-        influenceWindowSeconds: Double = 12 * 3600
+        influenceWindowSeconds: Double = 12 * 3600, metrics: ServiceMetrics = ServiceMetrics(),
+        log: Logger = Logger(level: .error)
     ) {
+        self.metrics = metrics
+        self.log = log
         self.writers = writers
         self.influenceWindowSeconds = influenceWindowSeconds
         self.databaseURL = databaseURL
@@ -143,6 +148,7 @@ final class IngestWriter: Sendable {
         var connection: PostgresConnection? = nil
         var connectionEpoch = 0
         var lastContact = ContinuousClock.now
+        var connectedBefore = false
         while true {
             if connection != nil, state.withLock({ $0.epoch }) != connectionEpoch {
                 connection = nil
@@ -154,6 +160,8 @@ final class IngestWriter: Sendable {
                     _ = wakeup.wait(timeout: .now() + 0.5)
                     continue
                 }
+                if connectedBefore { metrics.add(.databaseReconnects) }
+                connectedBefore = true
                 lastContact = .now
             }
             let jobs = take()
@@ -173,15 +181,22 @@ final class IngestWriter: Sendable {
                 }
                 continue
             }
+            let started = ContinuousClock.now
             do {
-                let outcomes = try commit(jobs, on: connection!)
+                let (outcomes, retries) = try commit(jobs, on: connection!)
                 lastContact = .now
+                record(
+                    jobs, outcomes, seconds: Self.seconds(ContinuousClock.now - started),
+                    retries: retries)
                 for (job, outcome) in zip(jobs, outcomes) { job.completion(.success(outcome)) }
             } catch let error as PostgresError where error.isConnectionFailure {
                 connection = nil
+                metrics.add(.commitFailures)
                 markUnreachable(error.message)
                 for job in jobs { job.completion(.failure(.unavailable(error.message))) }
             } catch {
+                metrics.add(.commitFailures)
+                metrics.add(.databaseErrors)
                 for job in jobs { job.completion(.failure(.failed("\(error)"))) }
             }
         }
@@ -189,6 +204,36 @@ final class IngestWriter: Sendable {
         state.withLock { $0.running -= 1 }
         wakeup.signal()  // another writer may be waiting to see `stopping`
         finished.signal()
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Counts a committed batch and writes its log line.
+    private func record(
+        _ jobs: [IngestJob], _ outcomes: [IngestOutcome], seconds: Double, retries: Int
+    ) {
+        var accepted = 0
+        var duplicates = 0
+        for outcome in outcomes {
+            accepted += outcome.accepted
+            duplicates += outcome.duplicates
+        }
+        metrics.add(.eventsAccepted, accepted)
+        metrics.add(.eventsDuplicate, duplicates)
+        metrics.commitEvents.observe(Double(accepted + duplicates))
+        metrics.commitRequests.observe(Double(jobs.count))
+        metrics.commitSeconds.observe(seconds)
+        if retries > 0 { metrics.add(.commitRetries, retries) }
+        guard log.isEnabled(.info) else { return }
+        log.info(
+            "batch",
+            [
+                "events": String(accepted + duplicates), "accepted": String(accepted),
+                "duplicates": String(duplicates), "requests": String(jobs.count),
+                "duration_ms": AccessLog.milliseconds(seconds), "retries": String(retries),
+            ])
     }
 
     private func connect() -> (PostgresConnection?, epoch: Int) {
@@ -210,6 +255,7 @@ final class IngestWriter: Sendable {
     /// Marks the database unreachable and answers every queued job 503 at once: nothing waits
     /// on a database that is gone.
     private func markUnreachable(_ reason: String) {
+        metrics.add(.databaseErrors)
         let dropped = state.withLock { state -> [IngestJob] in
             state.reachable = false
             state.lastError = reason
@@ -266,15 +312,16 @@ final class IngestWriter: Sendable {
     /// One transaction for the batch; retried when PostgreSQL aborts it for a deadlock or a
     /// serialization failure with another writer (nothing of an aborted transaction remains).
     private func commit(_ jobs: [IngestJob], on connection: PostgresConnection) throws
-        -> [IngestOutcome]
+        -> (outcomes: [IngestOutcome], retries: Int)
     {
         let batch = IngestBatch(jobs: jobs, influenceWindowSeconds: influenceWindowSeconds)
         var attempt = 0
         while true {
             do {
-                return try connection.transaction { connection in
+                let outcomes = try connection.transaction { connection in
                     try batch.write(on: connection, now: Date())
                 }
+                return (outcomes, attempt)
             } catch let error as PostgresError
                 where ["40P01", "40001"].contains(error.sqlState ?? "") && attempt < 5
             {

@@ -14,11 +14,14 @@ public final class PushTrackService: Sendable {
     let log: Logger
     let pool: PostgresWorkerPool
     let writer: IngestWriter
+    let metrics = ServiceMetrics()
     private let http: HTTPServer
     private let stopMaintenance = DispatchSemaphore(value: 0)
     private let compactor: ReportCompactor
 
-    public init(configuration: ServerConfiguration, log: Logger = Logger()) {
+    /// Creates the service; `log` defaults to standard error at the configured level.
+    public init(configuration: ServerConfiguration, log: Logger? = nil) {
+        let log = log ?? Logger(level: configuration.logLevel)
         self.configuration = configuration
         self.log = log
         pool = PostgresWorkerPool(
@@ -28,12 +31,14 @@ public final class PushTrackService: Sendable {
             databaseURL: configuration.databaseURL, maxEvents: configuration.queueMaxEvents,
             maxBytes: configuration.queueMaxBytes, commitMaxEvents: configuration.commitMaxEvents,
             writers: configuration.writers,
-            influenceWindowSeconds: Double(configuration.influenceWindowHours) * 3600)
+            influenceWindowSeconds: Double(configuration.influenceWindowHours) * 3600,
+            metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, log: log)
         var router = Router()
         let ingest = IngestRoute(
-            writeKeys: writeKeys, writer: writer, configuration: configuration, log: log)
+            writeKeys: writeKeys, writer: writer, configuration: configuration, log: log,
+            metrics: metrics)
         router.add("POST", "/customer-track/upload-event") { request, responder in
             ingest.handle(request, responder)
         }
@@ -43,6 +48,9 @@ public final class PushTrackService: Sendable {
         let bearer = BearerAuth(
             pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
             retryAfterSeconds: configuration.retryAfterSeconds, log: log)
+        let metricsRoute = MetricsRoute(
+            metrics: metrics, writer: writer, token: configuration.metricsToken)
+        metricsRoute.register(on: &router)
         ReportRoutes(
             auth: bearer, pool: pool, maxBodyBytes: configuration.maxBodyBytes,
             retryAfterSeconds: configuration.retryAfterSeconds, log: log
@@ -58,7 +66,9 @@ public final class PushTrackService: Sendable {
         http.connectionLimit = configuration.connectionLimit
         http.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
         http.maxBodyBytes = configuration.maxBodyBytes
-        self.http = HTTPServer(configuration: http, router: router)
+        self.http = HTTPServer(
+            configuration: http, router: router, observer: AccessLog.observer(log))
+        metricsRoute.attach(self.http)
     }
 
     /// The port the server listens on (useful with port 0).
@@ -73,7 +83,7 @@ public final class PushTrackService: Sendable {
         try http.start()
         scheduleMaintenance()
         compactor.start()
-        log.info("serving", ["port": String(http.port), "pid": String(getpid())])
+        log.always("serving", ["port": String(http.port), "pid": String(getpid())])
     }
 
     /// Stops accepting, lets requests in flight finish (their events are committed), then stops.
@@ -88,22 +98,53 @@ public final class PushTrackService: Sendable {
         log.info("stopped")
     }
 
-    /// Creates the coming days' partitions now and every hour, on a thread of its own.
+    /// Runs ``Maintenance`` now and every `maintenanceIntervalSeconds`, on a thread and a
+    /// connection of its own (several servers may run it: one applies retention at a time).
     private func scheduleMaintenance() {
-        let thread = Thread { [pool, log, stopMaintenance] in
+        let interval = Double(configuration.maintenanceIntervalSeconds)
+        let thread = Thread { [configuration, log, metrics, stopMaintenance] in
             repeat {
                 do {
-                    let created = try pool.run { connection in
-                        try Maintenance.ensurePartitions(connection)
-                    }
-                    if created > 0 { log.info("partitions created", ["count": String(created)]) }
+                    let connection = try PostgresConnection(url: configuration.databaseURL)
+                    let report = try Maintenance(retentionDays: configuration.retentionDays)
+                        .run(on: connection)
+                    Self.record(report, log: log, metrics: metrics)
                 } catch {
+                    metrics.add(.maintenanceFailures)
                     log.warning("maintenance failed", ["reason": "\(error)"])
                 }
-            } while stopMaintenance.wait(timeout: .now() + 3600) == .timedOut
+            } while stopMaintenance.wait(timeout: .now() + interval) == .timedOut
         }
         thread.name = "pushtrack-maintenance"
         thread.start()
+    }
+
+    private static func record(_ report: Maintenance.Report, log: Logger, metrics: ServiceMetrics) {
+        metrics.add(.maintenanceRuns)
+        metrics.add(.partitionsCreated, report.createdPartitions.count)
+        metrics.add(.partitionsDropped, report.droppedPartitions.count)
+        metrics.add(.deliveriesAgedOut, report.deletedDeliveries)
+        if !report.complete { metrics.add(.maintenanceFailures) }
+        for name in report.createdPartitions { log.info("partition created", ["name": name]) }
+        for dropped in report.droppedPartitions {
+            log.info("partition dropped", ["name": dropped.name, "events": String(dropped.events)])
+        }
+        for skipped in report.skippedPartitions {
+            log.warning("partition not dropped", ["name": skipped.name, "reason": skipped.reason])
+        }
+        if report.agedOutMessages > 0 {
+            log.info(
+                "delivery state aged out",
+                [
+                    "messages": String(report.agedOutMessages),
+                    "rows": String(report.deletedDeliveries),
+                ])
+        }
+        if report.defaultPartitionRows > 0 {
+            log.warning(
+                "default partition holds rows past the retention",
+                ["rows": String(report.defaultPartitionRows)])
+        }
     }
 
     /// Blocks until SIGTERM or SIGINT, then shuts down gracefully.

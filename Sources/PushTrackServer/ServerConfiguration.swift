@@ -40,6 +40,15 @@ public struct ServerConfiguration: Sendable {
     /// when browsers reach the server through HTTPS (a TLS-terminating proxy).
     public var secureCookies: Bool = false
 
+    /// The lowest level logged; `info` logs a line per request and per group commit.
+    public var logLevel: Logger.Level = .info
+    /// When set, `GET /metrics` wants `Authorization: Bearer <token>`; else it is open.
+    public var metricsToken: String? = nil
+    /// Seconds between maintenance runs of `serve` (partitions, retention, aging out).
+    public var maintenanceIntervalSeconds: Int = 3600
+    /// Days of raw events kept (the retention maintenance applies), from `ingest.retention`.
+    public var retentionDays: Int { Int((ingest.retention / 86_400).rounded()) }
+
     public init() {}
 }
 
@@ -114,7 +123,8 @@ extension ServerConfiguration {
         },
         Option(
             flag: "--retention-days", environment: "PUSHTRACK_RETENTION_DAYS",
-            help: "days of raw events kept; older timestamps fall back to the received time (90)"
+            help:
+                "days of raw events kept (maintenance drops older ones); older timestamps fall back to the received time (90)"
         ) {
             c, v throws(ConfigurationError) in
             c.ingest.retention = TimeInterval(try integer(v, "--retention-days", 1...3650)) * 86_400
@@ -177,6 +187,32 @@ extension ServerConfiguration {
             case "false", "0", "no": c.secureCookies = false
             default: throw ConfigurationError("--secure-cookies: '\(v)' is not true or false")
             }
+        },
+        Option(
+            flag: "--log-level", environment: "PUSHTRACK_LOG_LEVEL",
+            help: "debug, info (a line per request and per commit), warning or error (info)"
+        ) { c, v throws(ConfigurationError) in
+            guard let level = Logger.Level(name: v.trimmingCharacters(in: .whitespaces)) else {
+                throw ConfigurationError(
+                    "--log-level: '\(v)' is not one of debug, info, warning, error")
+            }
+            c.logLevel = level
+        },
+        Option(
+            flag: "--metrics-token", environment: "PUSHTRACK_METRICS_TOKEN",
+            help: "bearer token GET /metrics requires (none: /metrics is open)"
+        ) { c, v throws(ConfigurationError) in
+            guard v.utf8.count >= 16, v.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                throw ConfigurationError(
+                    "--metrics-token: needs at least 16 printable ASCII characters, no spaces")
+            }
+            c.metricsToken = v
+        },
+        Option(
+            flag: "--maintenance-interval", environment: "PUSHTRACK_MAINTENANCE_INTERVAL",
+            help: "seconds between maintenance runs: partitions, retention, aging out (3600)"
+        ) { c, v throws(ConfigurationError) in
+            c.maintenanceIntervalSeconds = try integer(v, "--maintenance-interval", 10...86_400)
         },
     ]
 

@@ -16,6 +16,8 @@ enum CLI {
                                                   create an API token; prints it once
           token revoke <token-or-write-key>       revoke a token or a write key
           verify                                  recompute the aggregates from the raw log; exit 1 on any difference
+          maintain [--retention-days N] [--dry-run]
+                                                  create partitions, drop raw events past the retention, age out old state
           report campaigns|campaign <id>|timeseries <id>|audience [--format table|csv|json]
                                                   campaign reports from the database (pushtrack report --help)
           devices prune [--days N] [--app APP]    delete push tokens not seen for N days (default 180)
@@ -71,6 +73,8 @@ enum CLI {
             return try token(rest, environment: environment)
         case "verify":
             return try verify(rest, environment: environment)
+        case "maintain":
+            return try maintain(rest, environment: environment)
         case "report":
             return try report(rest, environment: environment)
         case "devices":

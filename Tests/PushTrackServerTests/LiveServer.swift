@@ -2,6 +2,7 @@ import Foundation
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
+import Synchronization
 import Testing
 
 @testable import PushTrackServer
@@ -94,11 +95,20 @@ func pushEvent(
     return "{" + fields.joined(separator: ",") + "}"
 }
 
+/// Text appended by one thread and read by another.
+final class LogBuffer: Sendable {
+    let text = Mutex("")
+}
+
 /// A `pushtrack serve` process of its own on a free port (the real binary, as operators run it).
 final class ServerProcess {
     let process = Process()
     let port: UInt16
     private let errors = Pipe()
+    /// What the server logged after its `serving` line, read continuously: a pipe nobody reads
+    /// fills up (64 KiB) and then blocks the server's log writes, and with them its threads.
+    private let logged = LogBuffer()
+    private let drained = DispatchSemaphore(value: 0)
 
     init(databaseURL: String, arguments: [String] = []) throws {
         process.executableURL = URL(fileURLWithPath: Binary.path)
@@ -108,15 +118,24 @@ final class ServerProcess {
         process.environment = environment
         process.standardError = errors
         try process.run()
+        // Only the child writes: the parent's copy of the write end would hold off end of file.
+        try? errors.fileHandleForWriting.close()
         port = try Self.readPort(from: errors.fileHandleForReading)
-        // Serving starts before the writers have connected; traffic waits for readiness, as a
-        // load balancer's health check makes it.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while (try? TestHTTP.request(port: port, "GET", "/readyz"))?.status != 200 {
-            guard ContinuousClock.now < deadline else {
-                throw PushTrackError("not_ready", "pushtrack serve did not become ready")
+        let reading = errors.fileHandleForReading
+        Thread.detachNewThread { [logged, drained] in
+            while true {
+                let data = reading.availableData
+                if data.isEmpty { break }
+                logged.text.withLock { $0 += String(decoding: data, as: UTF8.self) }
             }
-            Thread.sleep(forTimeInterval: 0.05)
+            drained.signal()
+        }
+        // `serving` is logged once the port is bound; the writers connect meanwhile and until
+        // then ingestion answers 503, as /readyz says.
+        let deadline = ContinuousClock.now + .seconds(10)
+        while ContinuousClock.now < deadline {
+            if (try? TestHTTP.request(port: port, "GET", "/readyz"))?.status == 200 { break }
+            Thread.sleep(forTimeInterval: 0.02)
         }
     }
 
@@ -136,6 +155,13 @@ final class ServerProcess {
             Thread.sleep(forTimeInterval: 0.02)
         }
         return process.isRunning ? nil : process.terminationStatus
+    }
+
+    /// Stops the process (SIGTERM) and returns what it logged after its `serving` line.
+    func stopAndReadLog() -> String {
+        _ = stop()
+        _ = drained.wait(timeout: .now() + 10)
+        return logged.text.withLock { $0 }
     }
 
     /// Reads the server's log until its `serving port=N` line.

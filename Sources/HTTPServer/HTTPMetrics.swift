@@ -1,0 +1,71 @@
+/// Request counts by route and status, and request durations by route, kept by the server for
+/// every response it queues.
+///
+/// The label sets are fixed when the server is created: each route's method and pattern (never
+/// the raw path, so a client cannot grow the series), plus one `unmatched` route for requests no
+/// route answers (404, 405, and bodies refused before routing). Statuses are 100–599.
+public final class HTTPMetrics: Sendable {
+    /// The label of every route: index `i` is the router's route `i`, the last is `unmatched`.
+    public let routes: [(method: String, pattern: String)]
+    /// Upper bounds of the duration buckets, in seconds.
+    public static let durationBounds: [Double] = [
+        0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+    ]
+    private static let statuses = 100...599
+    private let requests: AtomicCounters
+    private let durations: MetricHistogram
+
+    init(routes: [(method: String, pattern: String)]) {
+        self.routes = routes + [(method: "other", pattern: "unmatched")]
+        requests = AtomicCounters(count: self.routes.count * Self.statuses.count)
+        durations = MetricHistogram(
+            bounds: Self.durationBounds, series: self.routes.count, scale: 1_000_000)
+    }
+
+    /// Counts one response; `route` is nil when no route matched.
+    func record(route: Int?, status: Int, seconds: Double) {
+        let series = route ?? routes.count - 1
+        let status = Self.statuses.contains(status) ? status : 500
+        requests.add(series * Self.statuses.count + status - Self.statuses.lowerBound)
+        durations.observe(seconds, series: series)
+    }
+
+    /// Responses counted so far for a route pattern (`unmatched` for none) and status.
+    public func count(method: String, pattern: String, status: Int) -> Int {
+        guard Self.statuses.contains(status),
+            let series = routes.firstIndex(where: { $0.method == method && $0.pattern == pattern })
+        else { return 0 }
+        return requests.load(series * Self.statuses.count + status - Self.statuses.lowerBound)
+    }
+
+    /// Appends `<prefix>http_requests_total` and `<prefix>http_request_duration_seconds`;
+    /// only series that have seen a request are written.
+    public func render(into text: inout PrometheusText, prefix: String) {
+        let total = "\(prefix)http_requests_total"
+        text.family(total, "counter", help: "HTTP responses by route pattern and status.")
+        for (series, route) in routes.enumerated() {
+            for status in Self.statuses {
+                let value = requests.load(
+                    series * Self.statuses.count + status - Self.statuses.lowerBound)
+                guard value > 0 else { continue }
+                text.sample(
+                    total,
+                    [
+                        ("method", route.method), ("route", route.pattern),
+                        ("status", String(status)),
+                    ],
+                    String(value))
+            }
+        }
+        let duration = "\(prefix)http_request_duration_seconds"
+        text.family(
+            duration, "histogram",
+            help: "Time from a request's header block to its response being queued, by route.")
+        for (series, route) in routes.enumerated()
+        where durations.snapshot(series: series).cumulative.last != 0 {
+            text.histogram(
+                duration, [("method", route.method), ("route", route.pattern)], durations,
+                series: series)
+        }
+    }
+}

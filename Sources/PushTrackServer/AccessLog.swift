@@ -1,0 +1,35 @@
+import HTTPServer
+
+/// One logfmt line per answered request, at `info`:
+/// `msg=request request_id=… method=… route=… path=… status=… duration_ms=… bytes_in=… bytes_out=… app=…`.
+///
+/// Only what the server decided or measured is logged: never a header value (write keys,
+/// tokens, `Authorization`, cookies), a query string or a body. `path` is the decoded path
+/// (quoted and escaped by the logger); `app` is the app id once the write key resolved.
+enum AccessLog {
+    /// The observer to give the HTTP server, or nil when `log` drops `info` lines (then the
+    /// server does no work per request for logging at all).
+    static func observer(_ log: Logger) -> RequestObserver? {
+        guard log.isEnabled(.info) else { return nil }
+        return { request in
+            var fields: [(String, String)] = [
+                ("request_id", request.requestId), ("method", request.method),
+                ("route", request.route ?? "unmatched"), ("path", request.path),
+                ("status", String(request.status)),
+                ("duration_ms", milliseconds(request.seconds)),
+                ("bytes_in", String(request.requestBytes)),
+                ("bytes_out", String(request.responseBytes)),
+            ]
+            fields += request.notes
+            log.log(.info, "request", fields)
+        }
+    }
+
+    /// Seconds as milliseconds with three decimals (`1.234`), without Foundation formatting.
+    static func milliseconds(_ seconds: Double) -> String {
+        let micros = seconds.isFinite ? max(0, Int((seconds * 1_000_000).rounded())) : 0
+        let fraction = String(micros % 1000)
+        return String(micros / 1000) + "." + String(repeating: "0", count: 3 - fraction.count)
+            + fraction
+    }
+}

@@ -1,0 +1,57 @@
+import HTTPServer
+import Synchronization
+
+/// `GET /metrics`: the Prometheus text exposition of ``ServiceMetrics`` and the HTTP server's
+/// ``HTTPMetrics``, rendered on each scrape.
+///
+/// Unauthenticated by default, like `/healthz`, as Prometheus exporters usually are: expose the
+/// port to the monitoring network only, or set a token (`--metrics-token`), which a scrape then
+/// sends as `Authorization: Bearer <token>`.
+final class MetricsRoute: Sendable {
+    let metrics: ServiceMetrics
+    let writer: IngestWriter
+    let token: String?
+    /// The server whose request metrics are rendered; set once it exists (the router, which
+    /// holds this route, is built before the server).
+    private let server = Mutex<HTTPServer?>(nil)
+
+    init(metrics: ServiceMetrics, writer: IngestWriter, token: String?) {
+        self.metrics = metrics
+        self.writer = writer
+        self.token = token
+    }
+
+    func attach(_ server: HTTPServer) {
+        self.server.withLock { $0 = server }
+    }
+
+    func register(on router: inout Router) {
+        router.add("GET", "/metrics") { [self] request in respond(request) }
+    }
+
+    func respond(_ request: HTTPRequest) -> HTTPResponse {
+        if let token, !Self.authorized(request.headers["authorization"], token: token) {
+            return .error(
+                status: 401, error: "invalid_token",
+                message: "/metrics needs the metrics token as Authorization: Bearer <token>",
+                headers: [("WWW-Authenticate", "Bearer")])
+        }
+        let http = server.withLock { $0 }
+        let body = metrics.render(
+            http: http?.metrics, health: writer.health, inFlight: http?.inFlight ?? 0)
+        return HTTPResponse(
+            status: 200, headers: [("Content-Type", PrometheusText.contentType)],
+            body: Array(body.utf8))
+    }
+
+    /// Compares in time independent of where the bytes differ.
+    static func authorized(_ header: String?, token: String) -> Bool {
+        guard let header, header.hasPrefix("Bearer ") else { return false }
+        let given = Array(header.utf8.dropFirst(7))
+        let wanted = Array(token.utf8)
+        guard given.count == wanted.count else { return false }
+        var difference: UInt8 = 0
+        for (a, b) in zip(given, wanted) { difference |= a ^ b }
+        return difference == 0
+    }
+}

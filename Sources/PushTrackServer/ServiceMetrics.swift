@@ -1,0 +1,134 @@
+import HTTPServer
+import PushTrackCore
+
+/// The collector's own metrics: events by outcome and rejection reason, group commits, the
+/// queue, the database and maintenance. The HTTP server keeps the request metrics
+/// (``HTTPMetrics``); `/metrics` renders both.
+///
+/// Every update is a relaxed atomic add on a fixed set of counters: nothing here allocates or
+/// locks on the request path.
+final class ServiceMetrics: Sendable {
+    /// Counters without labels, rendered under the names given in `render`.
+    enum Counter: Int, CaseIterable {
+        case eventsAccepted, eventsDuplicate
+        case commitRetries, commitFailures
+        case databaseErrors, databaseReconnects
+        case maintenanceRuns, maintenanceFailures, partitionsCreated, partitionsDropped
+        case deliveriesAgedOut
+    }
+
+    private let counters = AtomicCounters(count: Counter.allCases.count)
+    private let rejected = AtomicCounters(count: RejectionCode.allCases.count + 1)
+    /// Events per group commit.
+    let commitEvents = MetricHistogram(
+        bounds: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000])
+    /// Requests per group commit.
+    let commitRequests = MetricHistogram(bounds: [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000])
+    /// Seconds from `BEGIN` to a successful `COMMIT`, retries included.
+    let commitSeconds = MetricHistogram(
+        bounds: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+        scale: 1_000_000)
+
+    func add(_ counter: Counter, _ amount: Int = 1) {
+        counters.add(counter.rawValue, amount)
+    }
+
+    func value(_ counter: Counter) -> Int { counters.load(counter.rawValue) }
+
+    /// Counts the rejected events of one request by their code.
+    func countRejections(_ rejections: [Rejection]) {
+        for rejection in rejections {
+            let index =
+                RejectionCode.allCases.firstIndex { $0.rawValue == rejection.code }
+                ?? RejectionCode.allCases.count
+            rejected.add(index)
+        }
+    }
+
+    /// The scrape body: these metrics, the HTTP server's, and the gauges read now.
+    func render(http: HTTPMetrics?, health: IngestWriter.Health, inFlight: Int) -> String {
+        var text = PrometheusText()
+        http?.render(into: &text, prefix: "pushtrack_")
+        text.family(
+            "pushtrack_http_requests_in_flight", "gauge",
+            help: "Requests received and not yet completed.")
+        text.sample("pushtrack_http_requests_in_flight", [:], inFlight)
+
+        text.family(
+            "pushtrack_events_total", "counter",
+            help:
+                "Valid events by outcome: stored (accepted) or a retry of a stored report (duplicate)."
+        )
+        text.sample("pushtrack_events_total", ["outcome": "accepted"], value(.eventsAccepted))
+        text.sample("pushtrack_events_total", ["outcome": "duplicate"], value(.eventsDuplicate))
+        text.family(
+            "pushtrack_events_rejected_total", "counter",
+            help: "Invalid events listed in `rejected`, by reason.")
+        for (index, code) in RejectionCode.allCases.enumerated() {
+            text.sample(
+                "pushtrack_events_rejected_total", ["reason": code.rawValue], rejected.load(index))
+        }
+        let other = rejected.load(RejectionCode.allCases.count)
+        if other > 0 { text.sample("pushtrack_events_rejected_total", ["reason": "other"], other) }
+
+        text.family(
+            "pushtrack_commit_events", "histogram", help: "Events written per group commit.")
+        text.histogram("pushtrack_commit_events", [], commitEvents)
+        text.family(
+            "pushtrack_commit_requests", "histogram", help: "Requests answered per group commit.")
+        text.histogram("pushtrack_commit_requests", [], commitRequests)
+        text.family(
+            "pushtrack_commit_duration_seconds", "histogram",
+            help: "Time to write and commit one group commit, retries included.")
+        text.histogram("pushtrack_commit_duration_seconds", [], commitSeconds)
+        simple(
+            &text, "pushtrack_commit_retries_total", "counter", .commitRetries,
+            "Group commits retried after a deadlock or serialization failure.")
+        simple(
+            &text, "pushtrack_commit_failures_total", "counter", .commitFailures,
+            "Group commits that failed (their requests were answered 500 or 503).")
+
+        text.family(
+            "pushtrack_queue_events", "gauge", help: "Events waiting for a group commit.")
+        text.sample("pushtrack_queue_events", [:], health.queuedEvents)
+        text.family(
+            "pushtrack_queue_bytes", "gauge", help: "Request bytes waiting for a group commit.")
+        text.sample("pushtrack_queue_bytes", [:], health.queuedBytes)
+
+        text.family(
+            "pushtrack_database_up", "gauge",
+            help: "1 when the writers reach the database, else 0.")
+        text.sample("pushtrack_database_up", [:], health.databaseReachable ? 1 : 0)
+        simple(
+            &text, "pushtrack_database_errors_total", "counter", .databaseErrors,
+            "Failed connections, lost connections and failed statements of the writers.")
+        simple(
+            &text, "pushtrack_database_reconnects_total", "counter", .databaseReconnects,
+            "Writer connections re-established after a failure.")
+
+        simple(
+            &text, "pushtrack_maintenance_runs_total", "counter", .maintenanceRuns,
+            "Maintenance runs completed by this process.")
+        simple(
+            &text, "pushtrack_maintenance_failures_total", "counter", .maintenanceFailures,
+            "Maintenance runs that failed or left work for the next run.")
+        simple(
+            &text, "pushtrack_partitions_created_total", "counter", .partitionsCreated,
+            "Daily raw-event partitions created by this process.")
+        simple(
+            &text, "pushtrack_partitions_dropped_total", "counter", .partitionsDropped,
+            "Raw-event partitions dropped by this process (past the retention).")
+        simple(
+            &text, "pushtrack_deliveries_aged_out_total", "counter", .deliveriesAgedOut,
+            "Delivery-state rows of old messages deleted by this process.")
+        return text.text
+    }
+
+    private func simple(
+        _ text: inout PrometheusText, _ name: String, _ type: String, _ counter: Counter,
+        _ help: String
+    ) {
+        text.family(name, type, help: help)
+        text.sample(name, [:], value(counter))
+    }
+}

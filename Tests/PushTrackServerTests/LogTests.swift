@@ -1,0 +1,118 @@
+import Foundation
+import PostgresClient
+import PushTrackTesting
+import Testing
+
+@testable import PushTrackServer
+
+@Suite("Request and batch logs")
+struct LogTests {
+    /// A migrated database with an app, and a `pushtrack serve` process on it.
+    static func serve(_ arguments: [String]) throws -> (ServerProcess, CreatedApp, String) {
+        let url = try TestDatabase.create()
+        let db = try PostgresConnection(url: url)
+        try LiveServer.migrator().migrate(db)
+        try Maintenance.ensurePartitions(db)
+        let app = try Credentials.createApp(name: "logs", on: db)
+        return (try ServerProcess(databaseURL: url, arguments: arguments), app, url)
+    }
+
+    @Test func infoLogsOneLinePerRequestAndBatchWithoutSecrets() throws {
+        let (server, app, url) = try Self.serve([])
+        defer { try? TestDatabase.drop(url) }
+        let response = try TestHTTP.request(
+            port: server.port, "POST", "/customer-track/upload-event",
+            headers: [
+                ("X-App-Key", app.writeKey), ("Content-Type", "application/json"),
+                ("X-Request-Id", "req-7"), ("Authorization", "Bearer pt_secret_token"),
+                ("Cookie", "session=secret-cookie"),
+            ], body: Array("[\(pushEvent()),\(pushEvent(deviceId: "d2"))]".utf8))
+        #expect(response.status == 200)
+        _ = try TestHTTP.request(port: server.port, "GET", "/nope%20\"x\"")
+        let log = server.stopAndReadLog()
+        let lines = log.split(separator: "\n").map(String.init)
+        let request = lines.filter { $0.contains("msg=request") && $0.contains("request_id=req-7") }
+        #expect(request.count == 1)
+        let line = request.first ?? ""
+        for field in [
+            "level=info", "method=POST", "route=/customer-track/upload-event",
+            "path=/customer-track/upload-event", "status=200", "app=\(app.appId)", "bytes_out=",
+            "bytes_in=\("[\(pushEvent()),\(pushEvent(deviceId: "d2"))]".utf8.count) ",
+        ] {
+            #expect(line.contains(field), "\(field) in \(line)")
+        }
+        #expect(line.range(of: #"duration_ms=\d+\.\d{3}"#, options: .regularExpression) != nil)
+        #expect(
+            line.range(
+                of: #"^ts=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z "#, options: .regularExpression)
+                != nil)
+        let batch = lines.filter { $0.contains("msg=batch") }
+        #expect(batch.count == 1)
+        #expect(batch.first?.contains("events=2 accepted=2 duplicates=0 requests=1") == true)
+        #expect(batch.first?.contains("retries=0") == true)
+        // The path of the unknown route is quoted and escaped: it cannot forge fields.
+        #expect(lines.contains { $0.contains(#"route=unmatched path="/nope \"x\"" status=404"#) })
+        for secret in [app.writeKey, "pt_secret_token", "secret-cookie"] {
+            #expect(!log.contains(secret))
+        }
+    }
+
+    @Test func warningLevelDropsRequestAndBatchLines() throws {
+        let (server, app, url) = try Self.serve(["--log-level", "warning"])
+        defer { try? TestDatabase.drop(url) }
+        let response = try TestHTTP.request(
+            port: server.port, "POST", "/customer-track/upload-event",
+            headers: [("X-App-Key", app.writeKey)], body: Array(pushEvent().utf8))
+        #expect(response.status == 200)
+        let log = server.stopAndReadLog()
+        #expect(!log.contains("msg=request"))
+        #expect(!log.contains("msg=batch"))
+    }
+
+    @Test func valuesAreQuotedAndEscapedSoTheyCannotForgeFields() {
+        #expect(Logger.quote("plain-value_1.2/3:4@x") == "plain-value_1.2/3:4@x")
+        #expect(Logger.quote("") == #""""#)
+        #expect(Logger.quote("a b") == #""a b""#)
+        #expect(Logger.quote("x\" level=error") == #""x\" level=error""#)
+        #expect(Logger.quote("line\nnext\r\t\u{1}") == #""line\nnext\r\t\u0001""#)
+        #expect(Logger.quote("back\\slash") == #""back\\slash""#)
+        #expect(Logger.quote("é") == "\"é\"")
+    }
+
+    @Test(arguments: [
+        ("debug", Logger.Level.debug), ("info", .info), ("warning", .warning), ("WARN", .warning),
+        ("error", .error),
+    ])
+    func logLevelComesFromFlagOrEnvironment(_ text: String, _ level: Logger.Level) throws {
+        let flag = try ServerConfiguration.parse(
+            arguments: ["--log-level", text], environment: ["DATABASE_URL": "postgresql://x"])
+        #expect(flag.logLevel == level)
+        let environment = try ServerConfiguration.parse(
+            arguments: [],
+            environment: ["DATABASE_URL": "postgresql://x", "PUSHTRACK_LOG_LEVEL": text])
+        #expect(environment.logLevel == level)
+    }
+
+    @Test(arguments: [
+        (
+            ["--log-level", "verbose"],
+            "--log-level: 'verbose' is not one of debug, info, warning, error"
+        ),
+        (
+            ["--metrics-token", "short"],
+            "--metrics-token: needs at least 16 printable ASCII characters, no spaces"
+        ),
+        (["--maintenance-interval", "5"], "--maintenance-interval: 5 is out of range 10…86400"),
+    ])
+    func badOperationsSettingsAreNamed(_ arguments: [String], _ message: String) {
+        #expect(throws: ConfigurationError.self) {
+            try ServerConfiguration.parse(arguments: arguments, environment: ["DATABASE_URL": "x"])
+        }
+        do {
+            _ = try ServerConfiguration.parse(
+                arguments: arguments, environment: ["DATABASE_URL": "x"])
+        } catch {
+            #expect(error.message == message)
+        }
+    }
+}
