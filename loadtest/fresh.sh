@@ -1,13 +1,16 @@
-# Sourced by the benchmarks: the packages they need, a release build and a fresh PostgreSQL of their own, removed on exit.
+# Sourced by the benchmarks (and scripts/schemathesis.sh, scripts/dashboard-screenshots.sh): the
+# packages they need, a build and a fresh PostgreSQL of their own, removed on exit.
+# Reads: bench_name (folder prefix), build_configuration (release), deps_option (--bench).
 # Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), and server_pid for a server the
-# benchmark starts (stopped on exit).
+# script starts (stopped on exit).
 # shellcheck shell=bash
 
-scripts/deps.sh --bench
+# shellcheck disable=SC2086  # deps_option is one word or none
+scripts/deps.sh ${deps_option---bench}
 # Many connections (the overload and slow-client runs): as many descriptors as allowed.
 ulimit -n "$(ulimit -Hn)"
-swift build -c release >/dev/null
-bin="$(swift build -c release --show-bin-path)/pushtrack"
+swift build -c "${build_configuration:-release}" >/dev/null
+bin="$(swift build -c "${build_configuration:-release}" --show-bin-path)/pushtrack"
 
 work=$(mktemp -d "/tmp/pushtrack-${bench_name:-bench}.XXXXXX")
 chmod 755 "$work"
@@ -21,16 +24,18 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 scripts/pg.sh start "$work/pg" "$pg_port"
 export DATABASE_URL
 DATABASE_URL=$(scripts/pg.sh url "$pg_port")
 "$bin" migrate >/dev/null
 
-# Creates an app named $1 and prints the value of $2 (writeKey or appId) from its JSON.
-create_app() {
-    "$bin" app create "$1" --format json | python3 -c "import json,sys; print(json.load(sys.stdin)['$2'])"
-}
+# Prints field $1 of the JSON object on standard input.
+json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
+
+# Creates an app named $1 and prints field $2 (writeKey or appId) of its JSON.
+create_app() { "$bin" app create "$1" --format json | json_field "$2"; }
 
 # Starts `pushtrack serve` on $http_port (extra flags as arguments), its log appended to
 # $work/server.log, sets server_pid and waits until it is ready; exits 1 when it does not become

@@ -27,25 +27,17 @@ if ! "$venv/bin/python" -c 'import websocket' 2>/dev/null; then
 fi
 
 # A release build and a throwaway PostgreSQL, removed on exit (the benchmarks' setup).
-bench_name=screenshots
+bench_name=screenshots deps_option=""
 # shellcheck source=../loadtest/fresh.sh
 source loadtest/fresh.sh
-trap 'exit 130' INT TERM
-json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
 app=$("$bin" app create "Demo shop" --format json)
 app_id=$(json_field appId <<<"$app")
 write_key=$(json_field writeKey <<<"$app")
 admin=$("$bin" token create --role admin --app "$app_id" --format json | json_field token)
 read=$("$bin" token create --role read --app "$app_id" --format json | json_field token)
 
-"$bin" serve --port "$http_port" --bind 127.0.0.1 2>"$work/server.log" &
-server_pid=$!
+start_server
 base="http://127.0.0.1:$http_port"
-for _ in $(seq 100); do
-    curl -sf "$base/readyz" >/dev/null && break
-    sleep 0.1
-done
-curl -sf "$base/readyz" >/dev/null || { cat "$work/server.log" >&2; exit 1; }
 
 "$venv/bin/python" scripts/dashboard_screenshots.py load "$base" "$admin" "$app_id" "$write_key"
 

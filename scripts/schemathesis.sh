@@ -29,31 +29,9 @@ if [[ ! -x "$venv/bin/schemathesis" ]]; then
     "$venv/bin/pip" install --quiet schemathesis
 fi
 
-swift build -c "$CONFIGURATION" >/dev/null
-bin="$(swift build -c "$CONFIGURATION" --show-bin-path)/pushtrack"
-
-work=$(mktemp -d /tmp/pushtrack-schemathesis.XXXXXX)
-chmod 755 "$work"
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-pg_port=$(free_port)
-http_port=$(free_port)
-server_pid=""
-cleanup() {
-    if [[ -n "$server_pid" ]]; then
-        kill "$server_pid" 2>/dev/null || true
-        wait "$server_pid" 2>/dev/null || true
-    fi
-    scripts/pg.sh stop "$work/pg" immediate || true
-    rm -rf "$work"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-scripts/pg.sh start "$work/pg" "$pg_port"
-export DATABASE_URL
-DATABASE_URL=$(scripts/pg.sh url "$pg_port")
-"$bin" migrate >/dev/null
-json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)[\"$1\"])"; }
+bench_name=schemathesis build_configuration=$CONFIGURATION deps_option=""
+# shellcheck source=../loadtest/fresh.sh
+source loadtest/fresh.sh
 app=$("$bin" app create schemathesis --format json)
 write_key=$(json_field writeKey <<<"$app")
 # An admin token for that app: a generated body then reaches the database (a token for every
@@ -61,18 +39,7 @@ write_key=$(json_field writeKey <<<"$app")
 admin_token=$("$bin" token create --role admin --app "$(json_field appId <<<"$app")" --format json |
     json_field token)
 
-"$bin" serve --port "$http_port" --bind 127.0.0.1 2>"$work/server.log" &
-server_pid=$!
-ready=""
-for _ in $(seq 100); do
-    if curl -sf "http://127.0.0.1:$http_port/readyz" >/dev/null; then ready=1; break; fi
-    sleep 0.1
-done
-if [[ -z "$ready" ]]; then
-    echo "schemathesis: the server did not become ready" >&2
-    cat "$work/server.log" >&2
-    exit 1
-fi
+start_server
 
 args=(
     run "$root/openapi.yaml"

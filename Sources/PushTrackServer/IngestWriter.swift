@@ -93,31 +93,15 @@ final class IngestWriter: Sendable {
     /// overloaded server does not spend its CPU parsing requests it will refuse. `submit`
     /// decides; this only sheds early.
     func wouldAdmit(bytes: Int) -> Admission {
-        state.withLock { state -> Admission in
-            if state.stopping { return .shuttingDown }
-            if !state.reachable { return .unavailable(state.lastError ?? "database unreachable") }
-            let empty = state.queue.count == state.head
-            if !empty && (state.queuedEvents >= maxEvents || state.queuedBytes + bytes > maxBytes) {
-                return .overloaded
-            }
-            return .queued
-        }
+        // Any request carries at least one event.
+        state.withLock { check($0, events: 1, bytes: bytes) }
     }
 
     /// Queues a job, or says at once why it cannot.
     func submit(_ job: IngestJob) -> Admission {
         let admission = state.withLock { state -> Admission in
-            if state.stopping { return .shuttingDown }
-            if !state.reachable { return .unavailable(state.lastError ?? "database unreachable") }
-            // A job larger than the whole bound is still taken when the queue is empty, so that
-            // a valid maximal request is never refused forever.
-            let empty = state.queue.count == state.head
-            if !empty
-                && (state.queuedEvents + job.events.count > maxEvents
-                    || state.queuedBytes + job.bytes > maxBytes)
-            {
-                return .overloaded
-            }
+            let admission = check(state, events: job.events.count, bytes: job.bytes)
+            guard admission == .queued else { return admission }
             state.queue.append(job)
             state.queuedEvents += job.events.count
             state.queuedBytes += job.bytes
@@ -125,6 +109,21 @@ final class IngestWriter: Sendable {
         }
         if admission == .queued { wakeup.signal() }
         return admission
+    }
+
+    /// Whether `events` events in `bytes` bytes fit now. A job larger than the whole bound is
+    /// still taken when the queue is empty, so that a valid maximal request is never refused
+    /// forever.
+    private func check(_ state: State, events: Int, bytes: Int) -> Admission {
+        if state.stopping { return .shuttingDown }
+        if !state.reachable { return .unavailable(state.lastError ?? "database unreachable") }
+        let empty = state.queue.count == state.head
+        if !empty
+            && (state.queuedEvents + events > maxEvents || state.queuedBytes + bytes > maxBytes)
+        {
+            return .overloaded
+        }
+        return .queued
     }
 
     /// Stops taking jobs, writes what is queued (while the database answers), and returns when

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The collector's instruction count per event (valgrind's callgrind: it counts instructions, not
+# seconds, so the figure repeats whatever else the machine does). Builds in release mode, starts
+# a fresh PostgreSQL and `pushtrack serve` under callgrind, posts REQUESTS (240) requests of
+# BATCH (50) events one after another, stops the server and prints the total and the
+# instructions per event, then the costliest functions (inclusive). The output file stays in
+# .data/callgrind/ for callgrind_annotate. Figures, not a test.
+# Environment: REQUESTS (240), BATCH (50; 1 = single-event requests).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+REQUESTS=${REQUESTS:-240}
+BATCH=${BATCH:-50}
+
+bench_name=callgrind
+# shellcheck source=loadtest/fresh.sh
+source loadtest/fresh.sh
+command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq valgrind >/dev/null; }
+key=$(create_app callgrind writeKey)
+mkdir -p .data/callgrind
+out=".data/callgrind/collector-${BATCH}x${REQUESTS}.out"
+
+valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" serve --port "$http_port" \
+    --bind 127.0.0.1 --log-level warning 2>>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 600); do curl -sf "localhost:$http_port/readyz" >/dev/null && break; sleep 0.1; done
+python3 loadtest/callgrind_client.py "$http_port" "$key" "$REQUESTS" "$BATCH"
+kill -INT "$server_pid"
+wait "$server_pid" || true
+server_pid=""
+
+total=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+events=$((REQUESTS * BATCH))
+echo
+python3 -c "print(f'callgrind: $REQUESTS requests of $BATCH events: {$total:,} instructions in all (startup included), {$total // $events:,} per event')"
+echo "costliest functions of the collector (inclusive):"
+callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
+    grep -E '  /.*/Sources/(PushTrackServer|PostgresClient|PushTrackCore|HTTPServer)/' |
+    awk 'NR <= 15' | sed -E 's/ \[.*//' | cut -c1-150
+echo "(the whole profile: callgrind_annotate $out)"
