@@ -2,7 +2,8 @@
 # Where the CPU goes (issues 3 and 4): CPU time, not wall time, so it holds on a busy machine.
 # Builds in release mode, starts a fresh PostgreSQL and a collector, then measures
 #   (c) PostgreSQL's CPU per 1,000 rows for a COPY of COPY_ROWS events into the raw table;
-#   (b) PostgreSQL's and the collector's CPU per 1,000 events ingested in 50-event batches
+#   (b) PostgreSQL's and the collector's CPU per 1,000 events ingested in BATCH-event batches
+#       (BATCH=1: single-event requests, as in (a))
 #       (wrk, 64 connections, DURATION seconds), dedup, delivery state and rollups included;
 #   per statement, PostgreSQL's execution time per 1,000 events (pg_stat_statements).
 # PostgreSQL's CPU is that of the postmaster and every process it started (exited ones
@@ -11,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
 COPY_ROWS=${COPY_ROWS:-200000}
+BATCH=${BATCH:-50}
 
 bench_name=cpu
 # shellcheck source=loadtest/fresh.sh
@@ -54,13 +56,13 @@ psql "$DATABASE_URL" -qc "\\copy events (received_at, app_id, event_time, client
 copy_cpu=$(python3 -c "print($(pg_cpu) - $before)")
 
 start_server
-PT_KEY=$key PT_BATCH=50 wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
-echo "cpu: (b) 50-event batches, 64 connections, ${DURATION}s" >&2
+PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+echo "cpu: (b) $BATCH-event requests, 64 connections, ${DURATION}s" >&2
 stored_before=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
 psql "$DATABASE_URL" -qtAc "SELECT pg_stat_statements_reset()" >/dev/null
 before=$(pg_cpu)
 server_before=$(proc_cpu "$server_pid")
-PT_KEY=$key PT_BATCH=50 wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
 ingest_cpu=$(python3 -c "print($(pg_cpu) - $before)")
 server_cpu=$(python3 -c "print($(proc_cpu "$server_pid") - $server_before)")
 events=$(($(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events") - stored_before))

@@ -27,7 +27,7 @@ load_end=$(date +%s.%N)
 # What `pushtrack serve` does every second, done once here for the whole load; then the
 # vacuum that autovacuum would do to the emptied delta table.
 psql "$DATABASE_URL" -qtAc "SELECT pushtrack_compact_report_deltas()" >/dev/null
-psql "$DATABASE_URL" -qc "VACUUM ANALYZE report_deltas, message_dimension_totals, message_bucket_totals"
+psql "$DATABASE_URL" -qc "VACUUM ANALYZE report_deltas, open_latency_deltas, message_rollups, message_totals, message_open_latency, message_dimension_totals, message_bucket_totals"
 counts=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM deliveries), (SELECT count(*) FROM events), (SELECT count(*) FROM message_rollups), (SELECT count(*) FROM message_open_latency)")
 
 start_server

@@ -1,6 +1,6 @@
 -- The report benchmark's data (loadtest/report_bench.sh): one campaign, 20 messages, 1,000,000
--- (message, device) pairs in `deliveries`, the aggregates that ingestion would have left for them
--- (message_rollups, message_totals, message_open_latency), and the raw events behind them
+-- (message, device) pairs in `deliveries`, the rollup changes that ingestion would have appended
+-- for them (report_deltas, open_latency_deltas: report_bench.sh folds them), and the raw events behind them
 -- (about 1.5 M rows). Deterministic: every "random" choice is a hash of the pair's number.
 -- Variables: app (the app id), t0 (the first send).
 \set ON_ERROR_STOP on
@@ -42,8 +42,8 @@ FROM (
 -- 5-minute bucket, opened/clicks at the first click's, dismissed at the dismissal's.
 CREATE FUNCTION pg_temp.bucket(t timestamptz) RETURNS timestamptz IMMUTABLE LANGUAGE sql AS
     $$ SELECT to_timestamp(floor(extract(epoch FROM t) / 300) * 300) $$;
-INSERT INTO message_rollups (app_id, message_id, bucket, platform, app_version, locale, delivered,
-                             confirmed, foreground, background, opened, clicks, dismissed,
+INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale, delivered,
+                           confirmed, foreground, background, opened, clicks, dismissed,
                              duplicate_reports)
 SELECT app_id, message_id, bucket, platform, app_version, locale, sum(delivered), sum(confirmed),
        sum(fg), sum(bg), sum(opened), sum(clicks), sum(dismissed), sum(dups)
@@ -65,12 +65,7 @@ FROM (
 ) contributions
 GROUP BY 1, 2, 3, 4, 5, 6;
 
-INSERT INTO message_totals
-SELECT app_id, message_id, sum(delivered), sum(confirmed), sum(foreground), sum(background),
-       sum(opened), sum(clicks), sum(dismissed), sum(duplicate_reports)
-FROM message_rollups GROUP BY 1, 2;
-
-INSERT INTO message_open_latency (app_id, message_id, bin, pairs)
+INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
 SELECT app_id, message_id,
        floor(ln(1 + greatest(0, extract(epoch FROM first_click_at - first_arrival_at))) / ln(1.02))::int,
        count(*)

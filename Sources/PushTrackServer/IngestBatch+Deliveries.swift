@@ -214,8 +214,9 @@ struct DeliveryRows {
     }
 }
 
-/// Contribution changes summed per message, written to the three rollup tables with
-/// `INSERT … ON CONFLICT DO UPDATE SET x = x + excluded.x`, keys in sorted order.
+/// Contribution changes summed per message, appended to `report_deltas` (per bucket and
+/// dimensions) and `open_latency_deltas`: insert-only, so concurrent writers never wait on each
+/// other's rows; the compactor folds them into the aggregates (sql/007_rollup_deltas.sql).
 struct RollupDeltas {
     let deltas: [IngestBatch.MessageKey: Contribution]
 
@@ -232,31 +233,15 @@ struct RollupDeltas {
         guard !deltas.isEmpty else { return }
         let messages = deltas.keys.sorted()
         try applyBuckets(messages, on: connection, prepared: prepared)
-        try applyTotals(messages, on: connection, prepared: prepared)
         try applyLatency(messages, on: connection, prepared: prepared)
     }
 
-    /// `SET delivered = t.delivered + excluded.delivered, …` for the counter columns.
-    private static func increments(_ table: String) -> String {
-        counterColumns.map { "\($0) = \(table).\($0) + excluded.\($0)" }.joined(separator: ", ")
-    }
-
-    /// The rollup upsert, built once (statements are also looked up by their text, per batch).
+    /// The rollup append, built once (statements are also looked up by their text, per batch).
     private static let bucketsSQL = """
-        INSERT INTO message_rollups (app_id, message_id, bucket, platform, app_version, locale, \(counterColumns.joined(separator: ", ")))
+        INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale, \(counterColumns.joined(separator: ", ")))
         SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[],
                              $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
                              $12::bigint[], $13::bigint[], $14::bigint[])
-        ON CONFLICT (app_id, message_id, bucket, platform, app_version, locale)
-        DO UPDATE SET \(increments("message_rollups"))
-        """
-
-    /// The per-message totals upsert, built once.
-    private static let totalsSQL = """
-        INSERT INTO message_totals (app_id, message_id, \(counterColumns.joined(separator: ", ")))
-        SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[],
-                             $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-        ON CONFLICT (app_id, message_id) DO UPDATE SET \(increments("message_totals"))
         """
 
     private static func counterArrays(_ counters: [RollupCounters]) -> [(any PostgresEncodable)?] {
@@ -287,15 +272,6 @@ struct RollupDeltas {
             ] + Self.counterArrays(counters))
     }
 
-    private func applyTotals(
-        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection, prepared: Bool
-    ) throws {
-        let totals = messages.map { deltas[$0]!.counters.values.reduce(RollupCounters.zero, +) }
-        _ = try connection.ingest(
-            prepared: prepared, Self.totalsSQL,
-            [messages.map { $0.appId }, messages.map { $0.messageId }] + Self.counterArrays(totals))
-    }
-
     private func applyLatency(
         _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection, prepared: Bool
     ) throws {
@@ -309,9 +285,8 @@ struct RollupDeltas {
         _ = try connection.ingest(
             prepared: prepared,
             """
-            INSERT INTO message_open_latency (app_id, message_id, bin, pairs)
+            INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
             SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[])
-            ON CONFLICT (app_id, message_id, bin) DO UPDATE SET pairs = message_open_latency.pairs + excluded.pairs
             """,
             [
                 rows.map { $0.0.appId }, rows.map { $0.0.messageId }, rows.map { $0.1 },

@@ -43,9 +43,9 @@ enum IngestFailure: Error, Sendable {
 ///    then, only when the batch has `app_open` events, mark the pairs they influence
 ///    (`IngestBatch+Influence.swift`);
 /// 5. append the raw events with their dedup outcome (`COPY`);
-/// 6. add the change of the pairs' contributions to the rollups, then the change of influenced
-///    opens per message. Rollup rows are the hot ones (one per message and bucket), so they come
-///    last: they stay locked only until the commit.
+/// 6. append the change of the pairs' contributions to `report_deltas` and
+///    `open_latency_deltas` (insert-only: no writer waits on another's rows there; the compactor
+///    folds them into the aggregates), then add the change of influenced opens per message.
 struct IngestBatch {
     let jobs: [IngestJob]
     /// Small batches run prepared statements (parsed and planned once per connection); large

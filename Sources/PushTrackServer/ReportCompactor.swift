@@ -2,9 +2,10 @@ import Dispatch
 import Foundation
 import PostgresClient
 
-/// Folds `report_deltas` into `message_dimension_totals` and `message_bucket_totals` every
-/// `interval` on a thread of its own (sql/003_reports.sql), so that breakdowns and series read a
-/// few rows per message rather than every 5-minute rollup.
+/// Folds what the writers append (`report_deltas`, `open_latency_deltas`) into the aggregates
+/// every `interval` on a thread of its own (sql/007_rollup_deltas.sql): `message_rollups`,
+/// `message_totals`, `message_open_latency`, and the coarse sums `message_dimension_totals` and
+/// `message_bucket_totals`, so that breakdowns and series read a few rows per message.
 ///
 /// Readers add the deltas not folded yet, so folding changes how fast a report is, never what it
 /// says. Several servers may run one each: the SQL function lets one fold at a time.

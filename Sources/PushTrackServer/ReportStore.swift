@@ -43,7 +43,7 @@ public enum ReportJSON {
 }
 
 /// Builds the reports of DESIGN.md section 4 from the aggregates (`message_report`,
-/// `message_dimension_counters`, `message_bucket_counters`, `message_open_latency`;
+/// `message_dimension_counters`, `message_bucket_counters`, `message_open_latency_counters`;
 /// sql/003_reports.sql), never from raw events.
 ///
 /// The HTTP routes and the CLI both build through here, so they read the same numbers. Each
@@ -107,7 +107,7 @@ public struct ReportStore {
             """
             SELECT m.app_id, coalesce(m.campaign_id, m.message_id) AS campaign_id, l.bin,
                    sum(l.pairs)::bigint AS pairs
-              FROM message_open_latency l
+              FROM message_open_latency_counters l
               JOIN messages m ON m.app_id = l.app_id AND m.message_id = l.message_id
              WHERE ($1::text IS NULL OR m.app_id = $1)
              GROUP BY 1, 2, 3
@@ -171,7 +171,7 @@ public struct ReportStore {
         for row in try connection.query(
             """
             SELECT l.message_id, l.bin, l.pairs
-              FROM message_open_latency l
+              FROM message_open_latency_counters l
               JOIN messages m ON m.app_id = l.app_id AND m.message_id = l.message_id
              WHERE \(Self.campaignMessages)
             """, parameters)

@@ -173,7 +173,7 @@ public struct Verifier {
         // Buckets and dimensions.
         var storedBuckets: [MessageKey: [RollupKey: RollupCounters]] = [:]
         for row in try connection.query(
-            "SELECT app_id, message_id, bucket, platform, app_version, locale, \(columns) FROM message_rollups"
+            "SELECT app_id, message_id, bucket, platform, app_version, locale, \(columns) FROM message_rollup_counters"
         ) {
             summary.rollupRows += 1
             let message = MessageKey(
@@ -199,7 +199,8 @@ public struct Verifier {
         }
         // Totals.
         var storedTotals: [MessageKey: RollupCounters] = [:]
-        for row in try connection.query("SELECT app_id, message_id, \(columns) FROM message_totals")
+        for row in try connection.query(
+            "SELECT app_id, message_id, \(columns) FROM message_total_counters")
         {
             let message = MessageKey(
                 appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")
@@ -219,7 +220,7 @@ public struct Verifier {
         // Time to open.
         var storedLatency: [MessageKey: [Int: Int]] = [:]
         for row in try connection.query(
-            "SELECT app_id, message_id, bin, pairs FROM message_open_latency")
+            "SELECT app_id, message_id, bin, pairs FROM message_open_latency_counters")
         {
             let message = MessageKey(
                 appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")

@@ -23,6 +23,120 @@ struct MigratorTests {
                 == migrator.migrations.count)
     }
 
+    /// 007 changes how rollups are written (appended, folded later) on a database that has
+    /// data from 006's triggers, some of it not folded yet: every aggregate must agree after it.
+    @Test func rollupDeltasUpgradeKeepsEveryAggregate() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        let all = try LiveServer.migrator().migrations
+        let before007 = all.filter { $0.version < 7 }
+        #expect(before007.count == 6)
+        _ = try Migrator(migrations: before007).migrate(db)
+        _ = try db.query("INSERT INTO apps (app_id, name) VALUES ('a', 'A')")
+        _ = try db.query(
+            "INSERT INTO messages (app_id, message_id, campaign_id) VALUES ('a', 'm1', 'c'), ('a', 'm2', 'c')"
+        )
+        // Written the 006 way: upserted rollups and totals; the triggers append deltas that only
+        // the two coarse sums lack. One change folded, one pending.
+        func rollup(_ message: String, _ bucket: String, _ delivered: Int, _ opened: Int) throws {
+            _ = try db.query(
+                """
+                INSERT INTO message_rollups AS r (app_id, message_id, bucket, platform, app_version,
+                    locale, delivered, confirmed, background, opened, clicks)
+                VALUES ('a', $1, $2, 'ios', '3.2', 'en-US', $3, $3, $3, $4, $4)
+                ON CONFLICT (app_id, message_id, bucket, platform, app_version, locale) DO UPDATE
+                SET delivered = r.delivered + excluded.delivered,
+                    confirmed = r.confirmed + excluded.confirmed,
+                    background = r.background + excluded.background,
+                    opened = r.opened + excluded.opened, clicks = r.clicks + excluded.clicks
+                """, [message, bucket, delivered, opened])
+            _ = try db.query(
+                """
+                INSERT INTO message_totals AS t (app_id, message_id, delivered, confirmed,
+                    background, opened, clicks)
+                VALUES ('a', $1, $2, $2, $2, $3, $3)
+                ON CONFLICT (app_id, message_id) DO UPDATE
+                SET delivered = t.delivered + excluded.delivered,
+                    confirmed = t.confirmed + excluded.confirmed,
+                    background = t.background + excluded.background,
+                    opened = t.opened + excluded.opened, clicks = t.clicks + excluded.clicks
+                """, [message, delivered, opened])
+        }
+        try rollup("m1", "2026-11-29T08:00:00Z", 10, 0)
+        #expect(try ReportCompactor.compact(db) == 1)
+        try rollup("m1", "2026-11-29T08:00:00Z", 5, 3)
+        try rollup("m2", "2026-11-29T09:00:00Z", 7, 1)
+        _ = try db.query(
+            "INSERT INTO message_open_latency (app_id, message_id, bin, pairs) VALUES ('a', 'm1', 40, 3)"
+        )
+
+        #expect(
+            try Migrator(migrations: all).migrate(db)
+                == all.filter { $0.version >= 7 }.map(\.name))
+        func rows(_ sql: String) throws -> [String] {
+            try db.query("SELECT row_to_json(r)::text AS j FROM (\(sql)) r").map {
+                $0.string("j") ?? ""
+            }
+        }
+        #expect(try rows("SELECT count(*) AS n FROM report_deltas") == [#"{"n":0}"#])
+        let counters = "delivered, confirmed, background, opened, clicks"
+        #expect(
+            try rows("SELECT message_id, \(counters) FROM message_dimension_totals ORDER BY 1") == [
+                #"{"message_id":"m1","delivered":15,"confirmed":15,"background":15,"opened":3,"clicks":3}"#,
+                #"{"message_id":"m2","delivered":7,"confirmed":7,"background":7,"opened":1,"clicks":1}"#,
+            ])
+        #expect(
+            try rows("SELECT message_id, \(counters) FROM message_bucket_totals ORDER BY 1")
+                == rows("SELECT message_id, \(counters) FROM message_totals ORDER BY 1"))
+
+        // From now on changes are appended and folded into all five aggregates.
+        _ = try db.query(
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed,
+                duplicate_reports)
+            VALUES ('a', 'm2', '2026-11-29T09:00:00Z', 'ios', '3.2', 'en-US', 1, 1, 0, 1, 1, 2, 0, 0)
+            """)
+        _ = try db.query(
+            "INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs) VALUES ('a', 'm1', 40, 1)"
+        )
+        let m2 =
+            #"{"message_id":"m2","delivered":8,"confirmed":8,"background":8,"opened":2,"clicks":3}"#
+        let reportBefore = try rows("SELECT * FROM message_report ORDER BY message_id")
+        #expect(
+            try rows("SELECT message_id, delivered, opened, clicks FROM message_report ORDER BY 1")
+                == [
+                    #"{"message_id":"m1","delivered":15,"opened":3,"clicks":3}"#,
+                    #"{"message_id":"m2","delivered":8,"opened":2,"clicks":3}"#,
+                ])
+        #expect(
+            try rows(
+                "SELECT message_id, \(counters) FROM message_total_counters WHERE message_id = 'm2'"
+            ) == [m2])
+        #expect(
+            try rows("SELECT message_id, \(counters) FROM message_totals WHERE message_id = 'm2'")
+                != [m2])
+        #expect(try rows("SELECT pairs FROM message_open_latency_counters") == [#"{"pairs":4}"#])
+        #expect(try ReportCompactor.compact(db) == 2)
+        #expect(
+            try rows("SELECT message_id, \(counters) FROM message_totals WHERE message_id = 'm2'")
+                == [m2])
+        #expect(
+            try rows("SELECT message_id, \(counters) FROM message_rollups WHERE message_id = 'm2'")
+                == [m2])
+        #expect(
+            try rows(
+                "SELECT message_id, \(counters) FROM message_dimension_totals WHERE message_id = 'm2'"
+            ) == [m2])
+        #expect(
+            try rows(
+                "SELECT message_id, \(counters) FROM message_bucket_totals WHERE message_id = 'm2'")
+                == [m2])
+        #expect(try rows("SELECT pairs FROM message_open_latency") == [#"{"pairs":4}"#])
+        #expect(try rows("SELECT * FROM message_report ORDER BY message_id") == reportBefore)
+    }
+
     @Test func aChangedAppliedMigrationIsRefused() throws {
         let url = try TestDatabase.create()
         defer { try? TestDatabase.drop(url) }

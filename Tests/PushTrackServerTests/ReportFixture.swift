@@ -90,7 +90,6 @@ final class ReportFixture {
         try rollup(
             "b1", "2026-11-29T08:00:00Z", "ios", "", "", [7, 7, 7, 0, 0, 0, 0, 0],
             app: otherApp.appId)
-        try updateTotals()
     }
 
     func registerSend(_ body: String, campaign: String = "spring-sale") throws {
@@ -109,13 +108,14 @@ final class ReportFixture {
             port: port, method, path, headers: headers, body: Array((body ?? "").utf8))
     }
 
+    /// A rollup change as ingestion appends it (the compactor folds it).
     func rollup(
         _ message: String, _ bucket: String, _ platform: String, _ version: String,
         _ locale: String, _ counters: [Int], app: String? = nil
     ) throws {
         _ = try db.query(
             """
-            INSERT INTO message_rollups (app_id, message_id, bucket, platform, app_version, locale,
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
                 delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicate_reports)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
             """,
@@ -124,20 +124,8 @@ final class ReportFixture {
 
     func latency(_ message: String, seconds: Double, pairs: Int) throws {
         _ = try db.query(
-            "INSERT INTO message_open_latency (app_id, message_id, bin, pairs) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs) VALUES ($1, $2, $3, $4)",
             [appId, message, OpenLatency.bin(seconds: seconds), pairs])
-    }
-
-    /// message_totals as the sums of the rollups, as ingestion keeps them.
-    func updateTotals() throws {
-        _ = try db.query("DELETE FROM message_totals")
-        _ = try db.query(
-            """
-            INSERT INTO message_totals
-            SELECT app_id, message_id, sum(delivered), sum(confirmed), sum(foreground),
-                   sum(background), sum(opened), sum(clicks), sum(dismissed), sum(duplicate_reports)
-              FROM message_rollups GROUP BY app_id, message_id
-            """)
     }
 }
 

@@ -255,7 +255,9 @@ struct ReportTests {
             "GET", "/api/v1/reports/campaigns/m4", token: fixture.scopedRead)
         #expect(before.status == 200)
         expectMetrics(exactJSON(before), sent: 0, [10, 8, 2, 6, 4, 5, 0, 1])
-        let totalsBefore = try fixture.db.query("SELECT * FROM message_totals ORDER BY 1, 2").map {
+        let totalsBefore = try fixture.db.query(
+            "SELECT * FROM message_total_counters ORDER BY 1, 2"
+        ).map {
             row in
             row.columns.map { column in row[column] ?? "" }
         }
@@ -277,10 +279,11 @@ struct ReportTests {
             "GET", "/api/v1/reports/campaigns/m4", token: fixture.scopedRead)
         #expect(gone.status == 404)
         // Nothing was reprocessed: the aggregates are as they were.
-        let totalsAfter = try fixture.db.query("SELECT * FROM message_totals ORDER BY 1, 2").map {
-            row in
-            row.columns.map { column in row[column] ?? "" }
-        }
+        let totalsAfter = try fixture.db.query("SELECT * FROM message_total_counters ORDER BY 1, 2")
+            .map {
+                row in
+                row.columns.map { column in row[column] ?? "" }
+            }
         #expect(totalsAfter == totalsBefore)
     }
 
@@ -293,15 +296,20 @@ struct ReportTests {
         #expect(try fixture.server.count("SELECT count(*) AS n FROM report_deltas") == 0)
         #expect(try body() == unfolded)
 
-        // Rollups change as ingestion adds deltas, and retention may delete them.
+        // Ingestion appends changes: m2 gains 5 confirmed background arrivals in each of its
+        // rollup rows, and every count of m3 is taken back.
         _ = try fixture.db.query(
             """
-            UPDATE message_rollups SET delivered = delivered + 5, confirmed = confirmed + 5,
-                   background = background + 5
-             WHERE message_id = 'm2'
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicate_reports)
+            SELECT app_id, message_id, bucket, platform, app_version, locale, 5, 5, 0, 5, 0, 0, 0, 0
+              FROM message_rollup_counters WHERE message_id = 'm2'
+            UNION ALL
+            SELECT app_id, message_id, bucket, platform, app_version, locale, -delivered,
+                   -confirmed, -foreground, -background, -opened, -clicks, -dismissed,
+                   -duplicate_reports
+              FROM message_rollup_counters WHERE message_id = 'm3'
             """)
-        _ = try fixture.db.query("DELETE FROM message_rollups WHERE message_id = 'm3'")
-        try fixture.updateTotals()
         let changedText = try body()
         let changed = exactJSON(Array(changedText.utf8))
         expectMetrics(changed, sent: 1500, [1105, 1045, 390, 655, 260, 330, 60, 45])
