@@ -176,7 +176,9 @@ public struct ReportStore {
              WHERE \(Self.campaignMessages)
             """, parameters)
         {
-            latency[row.string("message_id") ?? "", default: [:]][row.int("bin") ?? 0] =
+            // Rows to sum: a bin may have a folded row and unfolded ones.
+            latency[row.string("message_id") ?? "", default: [:]][
+                row.int("bin") ?? 0, default: 0] +=
                 row.int("pairs") ?? 0
         }
 

@@ -224,9 +224,13 @@ public struct Verifier {
         {
             let message = MessageKey(
                 appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")
-            if let bin = row.int("bin"), let pairs = row.int("pairs"), pairs != 0 {
-                storedLatency[message, default: [:]][bin] = pairs
+            // Rows to sum: a bin may have a folded row and unfolded ones.
+            if let bin = row.int("bin"), let pairs = row.int("pairs") {
+                storedLatency[message, default: [:]][bin, default: 0] += pairs
             }
+        }
+        storedLatency = storedLatency.mapValues { $0.filter { $0.value != 0 } }.filter {
+            !$0.value.isEmpty
         }
         for message in Set(expected.keys).union(storedLatency.keys)
         where !retired.contains(message) {

@@ -34,7 +34,10 @@ struct MaintenanceTests {
             "SELECT * FROM campaign_report ORDER BY app_id, campaign_id",
             "SELECT * FROM campaign_timeseries ORDER BY app_id, campaign_id, time",
             "SELECT * FROM campaign_breakdown ORDER BY app_id, campaign_id, dimension, value",
-            "SELECT * FROM message_open_latency_counters ORDER BY app_id, message_id, bin",
+            """
+            SELECT app_id, message_id, bin, sum(pairs) AS pairs FROM message_open_latency_counters
+             GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
+            """,
             "SELECT * FROM unattributed_reports ORDER BY app_id, day, category",
         ] {
             for row in try db.query("SELECT row_to_json(r)::text AS j FROM (\(query)) r") {
