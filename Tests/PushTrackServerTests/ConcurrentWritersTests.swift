@@ -139,4 +139,44 @@ struct ConcurrentWritersTests {
         #expect(verify.pairs == pairs)
         for server in servers { #expect(server.stop() == 0) }
     }
+
+    /// Another writer (of this server or another) that has written a batch of message m1 and not
+    /// committed yet holds no row this server's batch of m1 needs: the rollups are appended, not
+    /// upserted, so the upload is answered without waiting for that commit. (With the rollup
+    /// rows upserted, the second batch waited on their row locks until the first committed.)
+    @Test func aBatchDoesNotWaitForAnotherWritersOpenBatchOfTheSameMessage() throws {
+        let server = try LiveServer()
+        // The message is known already. (Two batches that both see a message for the first
+        // time do wait for each other once, on its new `messages` row.)
+        #expect(
+            try server.upload(pushEvent(messageId: "m1", deviceId: "d-first", eventId: "first-1"))
+                .status == 200)
+        let body = pushEvent(messageId: "m1", deviceId: "d-open", eventId: "open-1")
+        let decoded = try EventDecoder.decode(
+            Array(body.utf8), context: DeviceContext(), receivedAt: Date(), limits: IngestLimits())
+        #expect(decoded.events.count == 1)
+        let job = IngestJob(
+            appId: server.app.appId, receivedAt: Date(), events: decoded.events,
+            bytes: body.utf8.count,
+            completion: { _ in })
+        let other = try PostgresConnection(url: server.databaseURL)
+        try other.execute("BEGIN")
+        #expect(
+            try IngestBatch(jobs: [job]).write(on: other, now: Date()) == [
+                IngestOutcome(accepted: 1)
+            ])
+
+        // A request left waiting fails the test: the test client gives up after 5 s.
+        let started = ContinuousClock.now
+        let response = try server.upload(
+            pushEvent(messageId: "m1", deviceId: "d-here", eventId: "here-1"))
+        #expect(response.status == 200)
+        #expect(ContinuousClock.now - started < .seconds(3))
+        #expect(try totals(server.db, message: "m1").values[0] == 2)
+
+        try other.execute("COMMIT")
+        #expect(try totals(server.db, message: "m1").values[0] == 3)
+        let verify = try Verifier(connection: server.db).run()
+        #expect(verify.differences.isEmpty, "\(verify.differences)")
+    }
 }
