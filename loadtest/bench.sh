@@ -21,11 +21,6 @@ key=$(create_app bench writeKey)
 
 start_server
 
-run_wrk() { # batch delay_ms duration
-    PT_KEY=$key PT_BATCH=$1 PT_DELAY_MS=$2 wrk -t2 -c"$CONNECTIONS" -d"$3"s --timeout 10s \
-        -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep '^RESULT'
-}
-field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
 
 echo "bench: warming up" >&2
 run_wrk 1 0 3 >/dev/null
@@ -52,19 +47,13 @@ server_pid=""
 stored=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
 
 echo "bench: (c) COPY of $COPY_ROWS events into the raw table" >&2
-python3 loadtest/events_csv.py "$COPY_ROWS" >"$work/events.csv"
-chmod 644 "$work/events.csv"
+events_csv "$work/events.csv" "$COPY_ROWS"
 copy_start=$(date +%s.%N)
-psql "$DATABASE_URL" -qc "\\copy events (received_at, app_id, event_time, client_time, time_flag, event_id, report_key, page_id, category, action, label, message_id, campaign_id, device_id, app_active, source, properties, platform, os_version, app_version, build, locale, notifications_enabled, outcome) FROM '$work/events.csv' WITH (FORMAT csv)"
+copy_events "$work/events.csv"
 copy_end=$(date +%s.%N)
 
 echo "bench: (d) pgbench, INSERT … ON CONFLICT DO NOTHING, 8 clients, ${DURATION}s" >&2
-cat >"$work/insert.sql" <<'SQL'
-\set k random(1, 1000000000)
-INSERT INTO report_keys (app_id, report_key, first_seen) VALUES ('pgbench', 'k' || :k, now()) ON CONFLICT DO NOTHING;
-SQL
-d_tps=$(pgbench -n -c 8 -j 2 -T "$DURATION" -f "$work/insert.sql" "$DATABASE_URL" 2>/dev/null |
-    sed -n 's/^tps = \([0-9.]*\).*/\1/p')
+d_tps=$(pgbench_insert "$DURATION")
 
 python3 - "$a" "$b" "$h" "$rss_kb" "$COPY_ROWS" "$copy_start" "$copy_end" "$d_tps" "$stored" <<'PY'
 import sys

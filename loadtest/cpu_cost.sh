@@ -49,10 +49,9 @@ scripts/pg.sh start "$work/pg" "$pg_port" >/dev/null
 psql "$DATABASE_URL" -qc "CREATE EXTENSION pg_stat_statements"
 
 echo "cpu: (c) COPY of $COPY_ROWS events" >&2
-python3 loadtest/events_csv.py "$COPY_ROWS" >"$work/events.csv"
-chmod 644 "$work/events.csv"
+events_csv "$work/events.csv" "$COPY_ROWS"
 before=$(pg_cpu)
-psql "$DATABASE_URL" -qc "\\copy events (received_at, app_id, event_time, client_time, time_flag, event_id, report_key, page_id, category, action, label, message_id, campaign_id, device_id, app_active, source, properties, platform, os_version, app_version, build, locale, notifications_enabled, outcome) FROM '$work/events.csv' WITH (FORMAT csv)"
+copy_events "$work/events.csv"
 copy_cpu=$(python3 -c "print($(pg_cpu) - $before)")
 
 start_server

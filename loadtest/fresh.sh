@@ -41,10 +41,40 @@ create_app() { "$bin" app create "$1" --format json | json_field "$2"; }
 # $work/server.log, sets server_pid and waits until it is ready; exits 1 when it does not become
 # ready within 30 s.
 start_server() {
-    "$bin" serve --port "$http_port" --bind 127.0.0.1 "$@" 2>>"$work/server.log" &
+    ${pin:-} "$bin" serve --port "$http_port" --bind 127.0.0.1 "$@" 2>>"$work/server.log" &
     server_pid=$!
     for _ in $(seq 300); do curl -sf "localhost:$http_port/readyz" >/dev/null && return; sleep 0.1; done
     echo "the collector did not become ready; its log:" >&2
     tail -20 "$work/server.log" >&2
     exit 1
+}
+
+# The load and the baselines of issue 3, shared by the benchmarks. These and start_server run
+# under the command prefix in $pin (e.g. "taskset -c 0"), when a script sets one.
+
+# wrk with loadtest/events.lua against the server: $1 events per request, $2 ms pause per
+# connection between requests, $3 seconds, $CONNECTIONS (64) connections, write key $key;
+# prints wrk's RESULT line.
+run_wrk() {
+    PT_KEY=$key PT_BATCH=$1 PT_DELAY_MS=$2 ${pin:-} wrk -t2 -c"${CONNECTIONS:-64}" -d"$3"s \
+        --timeout 10s -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep '^RESULT'
+}
+# Field $2 of a RESULT line $1.
+field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
+
+# Writes $2 rows shaped like the benchmark's events into the CSV file $1.
+events_csv() { python3 loadtest/events_csv.py "$2" >"$1" && chmod 644 "$1"; }
+# (c): COPY of the CSV file $1 into the raw table, as psql's \copy does.
+copy_events() {
+    ${pin:-} psql "$DATABASE_URL" -qc "\\copy events (received_at, app_id, event_time, client_time, time_flag, event_id, report_key, page_id, category, action, label, message_id, campaign_id, device_id, app_active, source, properties, platform, os_version, app_version, build, locale, notifications_enabled, outcome) FROM '$1' WITH (FORMAT csv)"
+}
+# (d): pgbench, 8 clients, one INSERT … ON CONFLICT DO NOTHING per transaction, for $1 seconds;
+# prints the tps.
+pgbench_insert() {
+    cat >"$work/insert.sql" <<'SQL'
+\set k random(1, 1000000000)
+INSERT INTO report_keys (app_id, report_key, first_seen) VALUES ('pgbench', 'k' || :k, now()) ON CONFLICT DO NOTHING;
+SQL
+    ${pin:-} pgbench -n -c 8 -j 2 -T "$1" -f "$work/insert.sql" "$DATABASE_URL" 2>/dev/null |
+        sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }

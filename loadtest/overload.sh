@@ -23,7 +23,7 @@ key=$(create_app overload writeKey)
 
 start_server
 
-run_wrk() { # connections duration
+flood() { # connections duration
     PT_KEY=$key PT_BATCH=50 PT_DELAY_MS=0 PT_STATUSES=1 wrk -t2 -c"$1" -d"$2"s --timeout 10s \
         -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep -E '^(RESULT|STATUSES)' | tr '\n' ' '
 }
@@ -38,15 +38,15 @@ sample_rss() { # prints the highest VmRSS (kB) seen until the file $work/stop-sa
 }
 
 echo "overload: warming up" >&2
-run_wrk 64 3 >/dev/null
+flood 64 3 >/dev/null
 stored_before=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
 echo "overload: (1) baseline, 64 connections, ${DURATION}s" >&2
-base=$(run_wrk 64 "$DURATION")
+base=$(flood 64 "$DURATION")
 rss_before=$(awk '/VmRSS/ {print $2}' "/proc/$server_pid/status")
 echo "overload: (2) $OVERLOAD_CONNECTIONS connections, ${DURATION}s" >&2
 sample_rss >"$work/rss" &
 sampler=$!
-over=$(run_wrk "$OVERLOAD_CONNECTIONS" "$DURATION")
+over=$(flood "$OVERLOAD_CONNECTIONS" "$DURATION")
 touch "$work/stop-sampling"
 wait "$sampler"
 rss_peak=$(cat "$work/rss")
@@ -60,7 +60,7 @@ until [[ $(curl -s -o /dev/null -w '%{http_code}' -H "X-App-Key: $key" -H 'Conte
 done
 recovered=$(python3 -c "import time; print(f'{time.time() - $dropped:.2f}')")
 echo "overload: (3) recovery, 64 connections, ${DURATION}s" >&2
-after=$(run_wrk 64 "$DURATION")
+after=$(flood 64 "$DURATION")
 rss_hwm=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
 kill "$server_pid"
 wait "$server_pid" 2>/dev/null || true

@@ -17,32 +17,29 @@ key=$(create_app slow writeKey)
 
 start_server
 
-run_wrk() { # delay_ms duration
-    PT_KEY=$key PT_BATCH=1 PT_DELAY_MS=$1 wrk -t2 -c64 -d"$2"s --timeout 10s \
-        -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep '^RESULT'
-}
-field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
+# Single-event requests at 64 connections: $1 ms pause per connection, $2 seconds.
+single() { run_wrk 1 "$1" "$2"; }
 
 echo "slow: measuring the maximum single-event rate" >&2
-max=$(run_wrk 0 5)
+max=$(single 0 5)
 # Each connection pauses so that together they offer half the maximum; a short calibration run
 # measures what a request itself takes at that load, and the pause is shortened by it (as
 # bench.sh paces (h)).
 target=$(python3 -c "print($(field "$max" rps) / 2)")
 first=$(python3 -c "print(round(64 * 1000 / $target))")
-calibration=$(run_wrk "$first" 3)
+calibration=$(single "$first" 3)
 delay=$(python3 -c "
 cycle = 64 * 1000 / $(field "$calibration" rps)
 print(max(0, round(64 * 1000 / $target - (cycle - $first))))")
 echo "slow: (1) paced to half of $(field "$max" rps) req/s, no slow clients, ${DURATION}s" >&2
-base=$(run_wrk "$delay" "$DURATION")
+base=$(single "$delay" "$DURATION")
 echo "slow: (2) the same with $SLOW slow connections held open" >&2
 mkfifo "$work/hold"
 python3 loadtest/slow_clients.py 127.0.0.1 "$http_port" "$SLOW" <"$work/hold" >"$work/slow.out" &
 slow_pid=$!
 exec 3>"$work/hold"
 until grep -q opened "$work/slow.out" 2>/dev/null; do sleep 0.1; done
-with=$(run_wrk "$delay" "$DURATION")
+with=$(single "$delay" "$DURATION")
 exec 3>&-
 wait "$slow_pid"
 cat "$work/slow.out"
