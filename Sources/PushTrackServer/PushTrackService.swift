@@ -34,7 +34,7 @@ public final class PushTrackService: Sendable {
             influenceWindowSeconds: Double(configuration.influenceWindowHours) * 3600,
             metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
-        compactor = ReportCompactor(pool: pool, log: log)
+        compactor = ReportCompactor(pool: pool, metrics: metrics, log: log)
         var router = Router()
         let ingest = IngestRoute(
             writeKeys: writeKeys, writer: writer, configuration: configuration, log: log,

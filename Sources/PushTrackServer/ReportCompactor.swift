@@ -13,11 +13,16 @@ final class ReportCompactor: Sendable {
     private let pool: PostgresWorkerPool
     private let interval: Duration
     private let log: Logger
+    private let metrics: ServiceMetrics
     private let stopped = DispatchSemaphore(value: 0)
 
-    init(pool: PostgresWorkerPool, interval: Duration = .seconds(1), log: Logger) {
+    init(
+        pool: PostgresWorkerPool, interval: Duration = .seconds(1), metrics: ServiceMetrics,
+        log: Logger
+    ) {
         self.pool = pool
         self.interval = interval
+        self.metrics = metrics
         self.log = log
     }
 
@@ -35,8 +40,11 @@ final class ReportCompactor: Sendable {
                 + Double(interval.components.attoseconds) / 1e18
             repeat {
                 do {
-                    _ = try pool.run { connection in try Self.compact(connection) }
+                    let folded = try pool.run { connection in try Self.compact(connection) }
+                    metrics.add(.compactionRuns)
+                    metrics.add(.deltasFolded, folded)
                 } catch {
+                    metrics.add(.compactionFailures)
                     log.warning("report compaction failed", ["reason": "\(error)"])
                 }
             } while stopped.wait(timeout: .now() + seconds) == .timedOut

@@ -15,6 +15,7 @@ final class ServiceMetrics: Sendable {
         case databaseErrors, databaseReconnects
         case maintenanceRuns, maintenanceFailures, partitionsCreated, partitionsDropped
         case deliveriesAgedOut
+        case compactionRuns, compactionFailures, deltasFolded
     }
 
     private let counters = AtomicCounters(count: Counter.allCases.count)
@@ -121,6 +122,16 @@ final class ServiceMetrics: Sendable {
         simple(
             &text, "pushtrack_deliveries_aged_out_total", "counter", .deliveriesAgedOut,
             "Delivery-state rows of old messages deleted by this process.")
+        simple(
+            &text, "pushtrack_compaction_runs_total", "counter", .compactionRuns,
+            "Report compactions run by this process (one a second; one that finds another server folding folds nothing)."
+        )
+        simple(
+            &text, "pushtrack_compaction_failures_total", "counter", .compactionFailures,
+            "Report compactions that failed: the deltas stay, reports stay exact but get slower.")
+        simple(
+            &text, "pushtrack_report_deltas_folded_total", "counter", .deltasFolded,
+            "Rollup and time-to-open delta rows folded into the aggregates by this process.")
         return text.text
     }
 

@@ -100,6 +100,27 @@ struct MetricsEndpointTests {
             Self.sample(text, #"pushtrack_commit_duration_seconds_bucket{le="+Inf"}"#) == "3")
     }
 
+    /// Three batches of one message each append three rollup delta rows (one per batch:
+    /// one message, bucket and dimensions); the compactor, once a second, folds exactly those.
+    @Test func compactionIsCounted() throws {
+        let server = try LiveServer()
+        for (device, event) in [("d1", "f1"), ("d2", "f2"), ("d3", "f3")] {
+            #expect(try server.upload(pushEvent(deviceId: device, eventId: event)).status == 200)
+        }
+        var text = ""
+        let deadline = ContinuousClock.now + .seconds(10)
+        repeat {
+            Thread.sleep(forTimeInterval: 0.2)
+            text = try TestHTTP.request(port: server.port, "GET", "/metrics").text
+        } while Self.sample(text, "pushtrack_report_deltas_folded_total") != "3"
+            && ContinuousClock.now < deadline
+        #expect(Self.sample(text, "pushtrack_report_deltas_folded_total") == "3")
+        #expect(Int(Self.sample(text, "pushtrack_compaction_runs_total") ?? "") ?? 0 >= 1)
+        #expect(Self.sample(text, "pushtrack_compaction_failures_total") == "0")
+        #expect(try server.count("SELECT count(*) AS n FROM report_deltas") == 0)
+        #expect(try server.count("SELECT delivered::int AS n FROM message_totals") == 3)
+    }
+
     @Test func requestIdIsEchoedWhenSaneAndMadeOtherwise() throws {
         let server = try LiveServer()
         let kept = try TestHTTP.request(
