@@ -8,7 +8,8 @@ import PushTrackCore
 /// Every update is a relaxed atomic add on a fixed set of counters: nothing here allocates or
 /// locks on the request path.
 final class ServiceMetrics: Sendable {
-    /// Counters without labels, rendered under the names given in `render`.
+    /// Counters without labels; each is rendered as its own family (see `family`) except the
+    /// events counters.
     enum Counter: Int, CaseIterable {
         case eventsAccepted, eventsDuplicate
         case commitRetries, commitFailures
@@ -16,6 +17,74 @@ final class ServiceMetrics: Sendable {
         case maintenanceRuns, maintenanceFailures, partitionsCreated, partitionsDropped
         case deliveriesAgedOut
         case compactionRuns, compactionFailures, deltasFolded
+
+        /// The counter's own family and help; nil for the events counters, which share
+        /// `pushtrack_events_total`.
+        var family: (name: String, help: String)? {
+            switch self {
+            case .eventsAccepted, .eventsDuplicate: return nil
+            case .commitRetries:
+                return (
+                    "pushtrack_commit_retries_total",
+                    "Group commits retried after a deadlock or serialization failure."
+                )
+            case .commitFailures:
+                return (
+                    "pushtrack_commit_failures_total",
+                    "Group commits that failed (their requests were answered 500 or 503)."
+                )
+            case .databaseErrors:
+                return (
+                    "pushtrack_database_errors_total",
+                    "Failed connections, lost connections and failed statements of the writers."
+                )
+            case .databaseReconnects:
+                return (
+                    "pushtrack_database_reconnects_total",
+                    "Writer connections re-established after a failure."
+                )
+            case .maintenanceRuns:
+                return (
+                    "pushtrack_maintenance_runs_total",
+                    "Maintenance runs completed by this process."
+                )
+            case .maintenanceFailures:
+                return (
+                    "pushtrack_maintenance_failures_total",
+                    "Maintenance runs that failed or left work for the next run."
+                )
+            case .partitionsCreated:
+                return (
+                    "pushtrack_partitions_created_total",
+                    "Daily raw-event partitions created by this process."
+                )
+            case .partitionsDropped:
+                return (
+                    "pushtrack_partitions_dropped_total",
+                    "Raw-event partitions dropped by this process (past the retention)."
+                )
+            case .deliveriesAgedOut:
+                return (
+                    "pushtrack_deliveries_aged_out_total",
+                    "Delivery-state rows of old messages deleted by this process."
+                )
+            case .compactionRuns:
+                return (
+                    "pushtrack_compaction_runs_total",
+                    "Report compactions run by this process (one a second; one that finds another server folding folds nothing)."
+                )
+            case .compactionFailures:
+                return (
+                    "pushtrack_compaction_failures_total",
+                    "Report compactions that failed: the deltas stay, reports stay exact but get slower."
+                )
+            case .deltasFolded:
+                return (
+                    "pushtrack_report_deltas_folded_total",
+                    "Rollup and time-to-open delta rows folded into the aggregates by this process."
+                )
+            }
+        }
     }
 
     private let counters = AtomicCounters(count: Counter.allCases.count)
@@ -82,12 +151,6 @@ final class ServiceMetrics: Sendable {
             "pushtrack_commit_duration_seconds", "histogram",
             help: "Time to write and commit one group commit, retries included.")
         text.histogram("pushtrack_commit_duration_seconds", [], commitSeconds)
-        simple(
-            &text, "pushtrack_commit_retries_total", "counter", .commitRetries,
-            "Group commits retried after a deadlock or serialization failure.")
-        simple(
-            &text, "pushtrack_commit_failures_total", "counter", .commitFailures,
-            "Group commits that failed (their requests were answered 500 or 503).")
 
         text.family(
             "pushtrack_queue_events", "gauge", help: "Events waiting for a group commit.")
@@ -100,46 +163,12 @@ final class ServiceMetrics: Sendable {
             "pushtrack_database_up", "gauge",
             help: "1 when the writers reach the database, else 0.")
         text.sample("pushtrack_database_up", [:], health.databaseReachable ? 1 : 0)
-        simple(
-            &text, "pushtrack_database_errors_total", "counter", .databaseErrors,
-            "Failed connections, lost connections and failed statements of the writers.")
-        simple(
-            &text, "pushtrack_database_reconnects_total", "counter", .databaseReconnects,
-            "Writer connections re-established after a failure.")
 
-        simple(
-            &text, "pushtrack_maintenance_runs_total", "counter", .maintenanceRuns,
-            "Maintenance runs completed by this process.")
-        simple(
-            &text, "pushtrack_maintenance_failures_total", "counter", .maintenanceFailures,
-            "Maintenance runs that failed or left work for the next run.")
-        simple(
-            &text, "pushtrack_partitions_created_total", "counter", .partitionsCreated,
-            "Daily raw-event partitions created by this process.")
-        simple(
-            &text, "pushtrack_partitions_dropped_total", "counter", .partitionsDropped,
-            "Raw-event partitions dropped by this process (past the retention).")
-        simple(
-            &text, "pushtrack_deliveries_aged_out_total", "counter", .deliveriesAgedOut,
-            "Delivery-state rows of old messages deleted by this process.")
-        simple(
-            &text, "pushtrack_compaction_runs_total", "counter", .compactionRuns,
-            "Report compactions run by this process (one a second; one that finds another server folding folds nothing)."
-        )
-        simple(
-            &text, "pushtrack_compaction_failures_total", "counter", .compactionFailures,
-            "Report compactions that failed: the deltas stay, reports stay exact but get slower.")
-        simple(
-            &text, "pushtrack_report_deltas_folded_total", "counter", .deltasFolded,
-            "Rollup and time-to-open delta rows folded into the aggregates by this process.")
+        for counter in Counter.allCases {
+            guard let family = counter.family else { continue }
+            text.family(family.name, "counter", help: family.help)
+            text.sample(family.name, [:], value(counter))
+        }
         return text.text
-    }
-
-    private func simple(
-        _ text: inout PrometheusText, _ name: String, _ type: String, _ counter: Counter,
-        _ help: String
-    ) {
-        text.family(name, type, help: help)
-        text.sample(name, [:], value(counter))
     }
 }

@@ -22,6 +22,16 @@ struct MaintenanceTests {
             [fromDaysAgo, days])
     }
 
+    /// A live server whose own maintenance (run at its start, then hourly) stays out of the
+    /// test's way: the test's session takes the maintenance lock, waiting for a run in progress.
+    /// `Maintenance.run(on: server.db)` still runs (the lock is the session's own) and leaves it
+    /// held.
+    static func quietServer() throws -> LiveServer {
+        let server = try LiveServer()
+        _ = try server.db.query("SELECT pg_advisory_lock(hashtext('pushtrack_maintenance'))")
+        return server
+    }
+
     static func exists(_ db: PostgresConnection, _ table: String) throws -> Bool {
         try db.query("SELECT to_regclass($1) IS NOT NULL AS e", [table]).first?.bool("e") ?? false
     }
@@ -48,7 +58,7 @@ struct MaintenanceTests {
     }
 
     @Test func partitionsPastRetentionAreDroppedAndOldStateAgedOutWithReportsUnchanged() throws {
-        let server = try LiveServer()
+        let server = try Self.quietServer()
         let db = server.db
         try Self.createOldPartitions(db, fromDaysAgo: 100, days: 12)  // 100…89 days ago
         // An old message (two devices, arrival and tap), a recent one, and a legacy report
@@ -130,7 +140,7 @@ struct MaintenanceTests {
     }
 
     @Test func aMessageStillActiveWithinTheRetentionKeepsItsState() throws {
-        let server = try LiveServer()
+        let server = try Self.quietServer()
         let db = server.db
         try Self.createOldPartitions(db, fromDaysAgo: 95, days: 1)
         #expect(try server.upload("[\(pushEvent(messageId: "m", deviceId: "d1"))]").status == 200)
@@ -154,7 +164,7 @@ struct MaintenanceTests {
     }
 
     @Test func aDetachThatCannotGetItsLockGivesUpQuicklyAndIsDoneNextRun() throws {
-        let server = try LiveServer()
+        let server = try Self.quietServer()
         let db = server.db
         try Self.createOldPartitions(db, fromDaysAgo: 100, days: 1)
         let name = try Self.partition(db, daysAgo: 100)
@@ -185,7 +195,7 @@ struct MaintenanceTests {
     }
 
     @Test func aPartitionLeftDetachedByAnInterruptedRunIsRecordedAndDropped() throws {
-        let server = try LiveServer()
+        let server = try Self.quietServer()
         let db = server.db
         try Self.createOldPartitions(db, fromDaysAgo: 100, days: 1)
         let name = try Self.partition(db, daysAgo: 100)
@@ -201,7 +211,7 @@ struct MaintenanceTests {
     }
 
     @Test func aDryRunChangesNothing() throws {
-        let server = try LiveServer()
+        let server = try Self.quietServer()
         let db = server.db
         try Self.createOldPartitions(db, fromDaysAgo: 120, days: 2)
         _ = try db.query("DROP TABLE \"\(try Self.partition(db, daysAgo: -6))\"")
