@@ -160,6 +160,20 @@ SELECT app_id, message_id, bin, pairs FROM message_open_latency
 UNION ALL
 SELECT app_id, message_id, bin, pairs FROM open_latency_deltas;
 
+-- The same rows with each message's campaign and send time, for the campaign reports. Each table
+-- is joined to messages on its own: joined after the UNION ALL, PostgreSQL cannot estimate the
+-- join (no statistics cross it), guesses a few rows, and sorts every bin to group them.
+CREATE VIEW campaign_open_latency AS
+SELECT m.app_id, coalesce(m.campaign_id, m.message_id) AS campaign_id, m.message_id,
+       m.first_sent_at, l.bin, l.pairs
+FROM message_open_latency l
+JOIN messages m ON m.app_id = l.app_id AND m.message_id = l.message_id
+UNION ALL
+SELECT m.app_id, coalesce(m.campaign_id, m.message_id), m.message_id, m.first_sent_at, l.bin,
+       l.pairs
+FROM open_latency_deltas l
+JOIN messages m ON m.app_id = l.app_id AND m.message_id = l.message_id;
+
 -- message_report as in 004, its totals now message_totals plus the message's unfolded deltas
 -- (two index probes per message, summed).
 CREATE OR REPLACE VIEW message_report AS

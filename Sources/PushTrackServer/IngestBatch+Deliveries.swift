@@ -229,11 +229,11 @@ struct RollupDeltas {
         "duplicate_reports",
     ]
 
+    /// Appends the changes. Nothing here is locked, so the rows go in any order.
     func apply(on connection: PostgresConnection, prepared: Bool) throws {
         guard !deltas.isEmpty else { return }
-        let messages = deltas.keys.sorted()
-        try applyBuckets(messages, on: connection, prepared: prepared)
-        try applyLatency(messages, on: connection, prepared: prepared)
+        try applyBuckets(on: connection, prepared: prepared)
+        try applyLatency(on: connection, prepared: prepared)
     }
 
     /// The rollup append, built once (statements are also looked up by their text, per batch).
@@ -244,42 +244,29 @@ struct RollupDeltas {
                              $12::bigint[], $13::bigint[], $14::bigint[])
         """
 
-    private static func counterArrays(_ counters: [RollupCounters]) -> [(any PostgresEncodable)?] {
-        (0..<counterColumns.count).map { column in counters.map { $0.values[column] } }
-    }
-
-    private func applyBuckets(
-        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection, prepared: Bool
-    ) throws {
-        var keys: [(IngestBatch.MessageKey, RollupKey)] = []
-        for message in messages {
-            let byKey = deltas[message]!.counters
-            let sorted = byKey.keys.sorted {
-                ($0.bucket, $0.platform, $0.appVersion, $0.locale) < (
-                    $1.bucket, $1.platform, $1.appVersion, $1.locale
-                )
-            }
-            keys += sorted.map { (message, $0) }
+    private func applyBuckets(on connection: PostgresConnection, prepared: Bool) throws {
+        var rows: [(message: IngestBatch.MessageKey, key: RollupKey, counters: RollupCounters)] =
+            []
+        for (message, contribution) in deltas {
+            for (key, counters) in contribution.counters { rows.append((message, key, counters)) }
         }
-        guard !keys.isEmpty else { return }
-        let counters = keys.map { deltas[$0.0]!.counters[$0.1]! }
+        guard !rows.isEmpty else { return }
+        let counterArrays: [(any PostgresEncodable)?] = Self.counterColumns.indices.map {
+            column in rows.map { $0.counters.values[column] }
+        }
         _ = try connection.ingest(
             prepared: prepared, Self.bucketsSQL,
             [
-                keys.map { $0.0.appId }, keys.map { $0.0.messageId }, keys.map { $0.1.bucket },
-                keys.map { $0.1.platform },
-                keys.map { $0.1.appVersion }, keys.map { $0.1.locale },
-            ] + Self.counterArrays(counters))
+                rows.map { $0.message.appId }, rows.map { $0.message.messageId },
+                rows.map { $0.key.bucket }, rows.map { $0.key.platform },
+                rows.map { $0.key.appVersion }, rows.map { $0.key.locale },
+            ] + counterArrays)
     }
 
-    private func applyLatency(
-        _ messages: [IngestBatch.MessageKey], on connection: PostgresConnection, prepared: Bool
-    ) throws {
-        var rows: [(IngestBatch.MessageKey, Int, Int)] = []
-        for message in messages {
-            for (bin, pairs) in deltas[message]!.latency.sorted(by: { $0.key < $1.key }) {
-                rows.append((message, bin, pairs))
-            }
+    private func applyLatency(on connection: PostgresConnection, prepared: Bool) throws {
+        var rows: [(message: IngestBatch.MessageKey, bin: Int, pairs: Int)] = []
+        for (message, contribution) in deltas {
+            for (bin, pairs) in contribution.latency { rows.append((message, bin, pairs)) }
         }
         guard !rows.isEmpty else { return }
         _ = try connection.ingest(
@@ -289,8 +276,8 @@ struct RollupDeltas {
             SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[])
             """,
             [
-                rows.map { $0.0.appId }, rows.map { $0.0.messageId }, rows.map { $0.1 },
-                rows.map { $0.2 },
+                rows.map { $0.message.appId }, rows.map { $0.message.messageId },
+                rows.map { $0.bin }, rows.map { $0.pairs },
             ])
     }
 }

@@ -43,8 +43,8 @@ public enum ReportJSON {
 }
 
 /// Builds the reports of DESIGN.md section 4 from the aggregates (`message_report`,
-/// `message_dimension_counters`, `message_bucket_counters`, `message_open_latency_counters`;
-/// sql/003_reports.sql), never from raw events.
+/// `message_dimension_counters`, `message_bucket_counters`, `campaign_open_latency`;
+/// sql/003_reports.sql, sql/007_rollup_deltas.sql), never from raw events.
 ///
 /// The HTTP routes and the CLI both build through here, so they read the same numbers. Each
 /// report reads one snapshot (a read-only repeatable-read transaction), so its parts agree even
@@ -94,26 +94,6 @@ public struct ReportStore {
         return try snapshot { try $0.buildCampaignList(window: window, app: scope ?? requested) }
     }
 
-    /// Time-to-open bins per campaign of every app, or of app `$1`: the folded histogram and
-    /// the deltas not folded yet, each joined to `messages` on its own. (Joined after their
-    /// `UNION ALL`, as `message_open_latency_counters`, the planner misjudges the join and
-    /// sorts every bin: 13 ms instead of 4 for 20 messages of 6,365 bins.)
-    private static let campaignLatencySQL: String = {
-        func part(_ table: String) -> String {
-            """
-            SELECT m.app_id, coalesce(m.campaign_id, m.message_id) AS campaign_id, l.bin, l.pairs
-              FROM \(table) l
-              JOIN messages m ON m.app_id = l.app_id AND m.message_id = l.message_id
-             WHERE ($1::text IS NULL OR m.app_id = $1)
-            """
-        }
-        return """
-            SELECT app_id, campaign_id, bin, sum(pairs)::bigint AS pairs
-              FROM (\(part("message_open_latency")) UNION ALL \(part("open_latency_deltas"))) x
-             GROUP BY 1, 2, 3
-            """
-    }()
-
     private func buildCampaignList(window: ReportWindow, app: String?) throws -> CampaignList {
         let rows = try connection.query(
             """
@@ -123,7 +103,14 @@ public struct ReportStore {
                AND ($3::timestamptz IS NULL OR first_sent_at < $3)
             """, [app, window.from, window.to])
         var latency: [String: [Int: Int]] = [:]
-        for row in try connection.query(Self.campaignLatencySQL, [app]) {
+        for row in try connection.query(
+            """
+            SELECT app_id, campaign_id, bin, sum(pairs)::bigint AS pairs
+              FROM campaign_open_latency
+             WHERE ($1::text IS NULL OR app_id = $1)
+             GROUP BY 1, 2, 3
+            """, [app])
+        {
             let key = (row.string("app_id") ?? "") + "\u{1F}" + (row.string("campaign_id") ?? "")
             latency[key, default: [:]][row.int("bin") ?? 0] = row.int("pairs") ?? 0
         }
@@ -181,9 +168,8 @@ public struct ReportStore {
         var latency: [String: [Int: Int]] = [:]
         for row in try connection.query(
             """
-            SELECT l.message_id, l.bin, l.pairs
-              FROM message_open_latency_counters l
-              JOIN messages m ON m.app_id = l.app_id AND m.message_id = l.message_id
+            SELECT m.message_id, m.bin, m.pairs
+              FROM campaign_open_latency m -- it has the columns of messages the filter reads
              WHERE \(Self.campaignMessages)
             """, parameters)
         {

@@ -215,6 +215,25 @@ struct ReportTests {
         #expect(ids.first == "A:spring-sale")
         #expect(Set(ids) == ["A:spring-sale", "A:m4", "A:empty", "B:spring-sale"])
         expectMetrics(all[0], sent: 1500, Self.springSale)
+        // Its time to open is the campaign report's (p50 about 2 minutes), folded or not.
+        for _ in 0..<2 {
+            let listed = objects(
+                exactJSON(
+                    try fixture.request(
+                        "GET", "/api/v1/reports/campaigns?appId=\(fixture.appId)",
+                        token: fixture.read))["campaigns"]
+            ).first { $0["campaignId"] as? String == "spring-sale" }
+            let report = exactJSON(
+                try fixture.request(
+                    "GET", "/api/v1/reports/campaigns/spring-sale?appId=\(fixture.appId)",
+                    token: fixture.read))
+            let listedOpen = listed?["timeToOpen"] as? [String: Any]
+            let reportOpen = report["timeToOpen"] as? [String: Any]
+            #expect(abs((number(listedOpen?["p50Seconds"]) ?? 0) - 120) < 1.2)
+            #expect(number(listedOpen?["p50Seconds"]) == number(reportOpen?["p50Seconds"]))
+            #expect(number(listedOpen?["p90Seconds"]) == number(reportOpen?["p90Seconds"]))
+            _ = try ReportCompactor.compact(fixture.db)
+        }
 
         let scoped = try fixture.request(
             "GET", "/api/v1/reports/campaigns", token: fixture.otherScopedRead)
