@@ -13,20 +13,46 @@ public struct HTTPHeaders: Sendable {
 
     /// The value of the field `name` (case-insensitive), or nil when absent.
     public subscript(name: String) -> String? {
-        let values = all.lazy.filter { Self.sameName($0.name, name) }.map(\.value)
-        guard let first = values.first else { return nil }
-        let rest = values.dropFirst()
-        return rest.isEmpty ? first : ([first] + rest).joined(separator: ", ")
+        var joined: String?
+        for field in all where Self.sameName(field.name, name) {
+            joined = joined.map { $0 + ", " + field.value } ?? field.value
+        }
+        return joined
+    }
+
+    /// Every value of the field `name` (case-insensitive), in the order received.
+    public func values(_ name: String) -> [String] {
+        all.filter { Self.sameName($0.name, name) }.map(\.value)
+    }
+
+    /// `value` without spaces and tabs at either end, the optional whitespace RFC 9110 allows
+    /// around a field value. ASCII only: Foundation's `trimmingCharacters` is costly on the
+    /// path of every request.
+    public static func trimmed(_ value: String) -> String {
+        let utf8 = value.utf8
+        guard let first = utf8.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
+            let last = utf8.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })
+        else { return "" }
+        if first == utf8.startIndex && last == utf8.index(before: utf8.endIndex) { return value }
+        return String(value[first...last])
     }
 
     /// ASCII case-insensitive equality, without building lower-cased copies (field names are
     /// ASCII tokens).
     static func sameName(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count
-            && zip(a.utf8, b.utf8).allSatisfy { x, y in
-                x == y
-                    || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a")
-                        && (x | 0x20) <= UInt8(ascii: "z"))
+        var a = a
+        var b = b
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                guard x.count == y.count else { return false }
+                for i in 0..<x.count where x[i] != y[i] {
+                    let lower = x[i] | 0x20
+                    guard lower == y[i] | 0x20, lower >= UInt8(ascii: "a"),
+                        lower <= UInt8(ascii: "z")
+                    else { return false }
+                }
+                return true
             }
+        }
     }
 }

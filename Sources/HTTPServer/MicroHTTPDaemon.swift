@@ -198,19 +198,23 @@ final class RequestContext: Sendable {
     let method: String
     let path: String
     let requestId: String
+    /// The header block, collected once when it arrives.
+    let headers: HTTPHeaders
     /// The matched route's index in the router, nil when none matched.
     let route: Int?
     /// The handler to run once the body is complete, or the 404/405 to send.
     let resolution: Router.Resolution
 
     init(
-        connection: OpaquePointer, method: String, path: String, requestId: String,
+        connection: OpaquePointer, method: String, path: String, headers: HTTPHeaders,
         located: (index: Int?, resolution: Router.Resolution)
     ) {
         state = Mutex(State(connection: ConnectionHandle(pointer: connection)))
         self.method = method
         self.path = path
-        self.requestId = requestId
+        self.headers = headers
+        self.requestId =
+            RequestID.sanitized(headers.values("X-Request-Id").first) ?? RequestID.make()
         self.route = located.index
         self.resolution = located.resolution
     }
@@ -269,18 +273,17 @@ private func accessHandler(
         let path = url.map { String(cString: $0) } ?? "/"
         let request = RequestContext(
             connection: connection, method: methodName, path: path,
-            requestId: RequestID.sanitized(headerValue("X-Request-Id", of: connection))
-                ?? RequestID.make(),
+            headers: HTTPHeaders(values(of: connection, kind: pt_mhd_header_kind())),
             located: server.router.locate(method: methodName, path: path))
         requestSlot.pointee = Unmanaged.passRetained(request).toOpaque()
         server.began(request)
-        if let problem = ambiguousLength(connection) {
+        if let problem = ambiguousLength(request.headers) {
             // Answered before the body is read, and the connection closed: where the body ends
             // is unknown, so nothing after the header block can be trusted as a next request.
             request.state.withLock { $0.phase = .answered }
             return finish(problem, request, server, on: connection, closing: true)
         }
-        guard let length = contentLength(connection) else { return mhdYes }
+        guard let length = contentLength(request.headers) else { return mhdYes }
         guard length <= server.maxBodyBytes else {
             // Answering before the body is read: libmicrohttpd skips `100 Continue`, never
             // reads the body and closes the connection after the response.
@@ -407,14 +410,13 @@ private func makeRequest(
     connection: OpaquePointer, request: RequestContext, body: [UInt8],
     parameters: [String: String]
 ) -> HTTPRequest {
-    let headers = values(of: connection, kind: pt_mhd_header_kind())
     var query: [String: String] = [:]
     for (name, value) in values(of: connection, kind: pt_mhd_argument_kind()) {
         query[name] = value
     }
     return HTTPRequest(
         method: request.method, path: request.path, query: query,
-        headers: HTTPHeaders(headers), body: body, pathParameters: parameters,
+        headers: request.headers, body: body, pathParameters: parameters,
         receivedAt: request.receivedAt, requestId: request.requestId)
 }
 
@@ -448,24 +450,9 @@ private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(
     return collector.values
 }
 
-private func contentLength(_ connection: OpaquePointer) -> Int? {
+private func contentLength(_ headers: HTTPHeaders) -> Int? {
     // An unparsable or overflowing length is left to libmicrohttpd, which rejects it.
-    headerValue("Content-Length", of: connection).flatMap {
-        Int($0.trimmingCharacters(in: .whitespaces))
-    }
-}
-
-/// The first value of the header field `name` (case-insensitive), or nil when absent.
-private func headerValue(_ name: String, of connection: OpaquePointer) -> String? {
-    var length = 0
-    var value: UnsafePointer<CChar>?
-    guard
-        MHD_lookup_connection_value_n(
-            connection, pt_mhd_header_kind(), name, name.utf8.count, &value, &length)
-            == mhdYes,
-        let value
-    else { return nil }
-    return String(decoding: UnsafeRawBufferPointer(start: value, count: length), as: UTF8.self)
+    headers.values("Content-Length").first.flatMap { Int(HTTPHeaders.trimmed($0)) }
 }
 
 /// A 400 when the header block does not say unambiguously where the body ends: both
@@ -475,18 +462,15 @@ private func headerValue(_ name: String, of connection: OpaquePointer) -> String
 /// front may have used the other: the shape of request smuggling, which RFC 9112 section 6.3
 /// says to answer with 400 and a closed connection. Equal repeated lengths are one length
 /// (RFC 9110 section 8.6).
-private func ambiguousLength(_ connection: OpaquePointer) -> HTTPResponse? {
+private func ambiguousLength(_ headers: HTTPHeaders) -> HTTPResponse? {
     // Requests without a body (and chunked ones without a length) stop at this lookup.
-    guard headerValue("Content-Length", of: connection) != nil else { return nil }
+    let lengths = headers.values("Content-Length")
+    guard !lengths.isEmpty else { return nil }
     let message: String
-    if headerValue("Transfer-Encoding", of: connection) != nil {
+    if !headers.values("Transfer-Encoding").isEmpty {
         message = "The request has both Content-Length and Transfer-Encoding."
     } else {
-        let lengths = Set(
-            values(of: connection, kind: pt_mhd_header_kind())
-                .filter { $0.name.lowercased() == "content-length" }
-                .map { $0.value.trimmingCharacters(in: .whitespaces) })
-        guard lengths.count > 1 else { return nil }
+        guard Set(lengths.map(HTTPHeaders.trimmed)).count > 1 else { return nil }
         message = "The request has Content-Length fields that disagree."
     }
     return .error(status: 400, error: "ambiguous_length", message: message)
@@ -510,9 +494,8 @@ private func queue(
     defer { MHD_destroy_response(created) }
     var hasConnectionHeader = false
     for (name, value) in response.headers {
-        let lowered = name.lowercased()
-        if lowered == "content-length" { continue }
-        if lowered == "connection" { hasConnectionHeader = true }
+        if HTTPHeaders.sameName(name, "Content-Length") { continue }
+        if HTTPHeaders.sameName(name, "Connection") { hasConnectionHeader = true }
         // A name or value with CR/LF is refused here, which keeps header injection out.
         _ = MHD_add_response_header(created, name, value)
     }

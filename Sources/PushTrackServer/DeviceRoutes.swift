@@ -36,7 +36,7 @@ struct DeviceRoutes: Sendable {
     func handle(
         _ request: HTTPRequest, _ action: DeviceTokenRequest.Action, _ responder: HTTPResponder
     ) {
-        guard let key = request.headers["x-app-key"].map(IngestRoute.trimmed), !key.isEmpty else {
+        guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
             return responder.respond(APIError.missingWriteKey().response)
         }
         if let failure = IngestRoute.checkContentHeaders(request) {

@@ -20,7 +20,7 @@ struct IngestRoute: Sendable {
     }
 
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        guard let key = request.headers["x-app-key"].map(Self.trimmed), !key.isEmpty else {
+        guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
             return responder.respond(APIError.missingWriteKey().response)
         }
         if let failure = Self.checkContentHeaders(request) {
@@ -46,7 +46,8 @@ struct IngestRoute: Sendable {
     /// as older clients omit it.
     static func checkContentHeaders(_ request: HTTPRequest) -> APIError? {
         if let type = request.headers["content-type"] {
-            let media = Self.trimmed(String(type.split(separator: ";").first ?? "")).lowercased()
+            let media = HTTPHeaders.trimmed(String(type.split(separator: ";").first ?? ""))
+                .lowercased()
             if !(media == "application/json"
                 || (media.hasPrefix("application/") && media.hasSuffix("+json")))
             {
@@ -54,7 +55,7 @@ struct IngestRoute: Sendable {
             }
         }
         if let encoding = request.headers["content-encoding"] {
-            let normalized = Self.trimmed(encoding).lowercased()
+            let normalized = HTTPHeaders.trimmed(encoding).lowercased()
             if !["gzip", "x-gzip", "identity", ""].contains(normalized) {
                 return .unsupportedEncoding(encoding)
             }
@@ -129,7 +130,7 @@ struct IngestRoute: Sendable {
     /// The body as JSON bytes: inflated when gzip, never beyond `maxBodyBytes`.
     static func decodeBody(_ request: HTTPRequest, maxBodyBytes: Int) -> Result<[UInt8], APIError> {
         let encoding =
-            request.headers["content-encoding"].map { Self.trimmed($0).lowercased() } ?? ""
+            request.headers["content-encoding"].map { HTTPHeaders.trimmed($0).lowercased() } ?? ""
         guard encoding == "gzip" || encoding == "x-gzip" else {
             return request.body.isEmpty
                 ? .failure(.badRequest("empty_body", "the request has no body"))
@@ -156,17 +157,6 @@ struct IngestRoute: Sendable {
             bytes: Array(
                 "{\"accepted\":\(body.accepted),\"code\":0,\"duplicates\":\(body.duplicates),\"rejected\":[]}"
                     .utf8))
-    }
-
-    /// Without spaces and tabs at either end (header values are ASCII-trimmed; Foundation's
-    /// `trimmingCharacters` is costly on the hot path).
-    static func trimmed(_ value: String) -> String {
-        let utf8 = value.utf8
-        guard let first = utf8.firstIndex(where: { $0 != 0x20 && $0 != 0x09 }),
-            let last = utf8.lastIndex(where: { $0 != 0x20 && $0 != 0x09 })
-        else { return "" }
-        if first == utf8.startIndex && last == utf8.index(before: utf8.endIndex) { return value }
-        return String(value[first...last])
     }
 
     static func apiError(for error: DecodeError) -> APIError {

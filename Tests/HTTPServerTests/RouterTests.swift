@@ -1,6 +1,7 @@
-import HTTPServer
 import Synchronization
 import Testing
+
+@testable import HTTPServer
 
 @Suite struct RouterTests {
     private func router() -> Router {
@@ -107,6 +108,24 @@ import Testing
         #expect(headers["ACCEPT"] == "a, b")
         #expect(headers["missing"] == nil)
         #expect(headers.all.count == 3)
+        #expect(headers.values("accept") == ["a", "b"])
+        #expect(headers.values("missing") == [])
+    }
+
+    @Test func headerNamesMatchOnlyLettersCaseInsensitively() {
+        // `-` (0x2D) and CR (0x0D) differ only in the bit that separates cases of letters.
+        #expect(HTTPHeaders.sameName("A-b", "a-B"))
+        #expect(!HTTPHeaders.sameName("a-b", "a\rb"))
+        #expect(!HTTPHeaders.sameName("[", "{"))
+        #expect(!HTTPHeaders.sameName("ab", "abc"))
+        #expect(HTTPHeaders.sameName("", ""))
+    }
+
+    @Test func headerValuesAreTrimmedOfSpacesAndTabsOnly() {
+        #expect(HTTPHeaders.trimmed(" \t 42 \t") == "42")
+        #expect(HTTPHeaders.trimmed("a b") == "a b")
+        #expect(HTTPHeaders.trimmed(" \t ") == "")
+        #expect(HTTPHeaders.trimmed("\n42") == "\n42")
     }
 
     @Test func errorBodyUsesStatusAsDefaultCode() {
