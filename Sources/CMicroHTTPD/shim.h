@@ -19,9 +19,12 @@
 /// remove the listening socket from their epoll sets and the loser calls MHD_PANIC
 /// ("Failed to remove listen FD from epoll set"), which aborted the process under load in our
 /// shutdown tests (libmicrohttpd 0.9.75). The poll() workers are only signalled.
+///
+/// `MHD_USE_ERROR_LOG`: libmicrohttpd's own messages (a request it refused itself, a failed
+/// accept) go to the `logger` given to `pt_mhd_start`, never to standard error.
 static inline unsigned int pt_mhd_server_flags(void) {
     return MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ITC
-        | MHD_ALLOW_SUSPEND_RESUME;
+        | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
 }
 
 static inline int pt_hex_value(char c) {
@@ -58,10 +61,12 @@ static inline size_t pt_mhd_unescape(void *cls, struct MHD_Connection *connectio
 /// server uses. `bind_address` is a numeric IPv4 or IPv6 address, or NULL for every IPv4
 /// interface. A `connection_memory_limit` of 0 leaves libmicrohttpd's default. Returns NULL with
 /// `errno` set on failure (EINVAL for an unparsable address; the bind's errno otherwise).
+/// `logger` receives libmicrohttpd's messages as a printf format and its arguments.
 static inline struct MHD_Daemon *pt_mhd_start(
     unsigned int flags, uint16_t port, const char *bind_address,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
+    MHD_LogCallback logger, void *logger_context,
     unsigned int thread_pool_size, unsigned int connection_limit,
     unsigned int connection_timeout_seconds, size_t connection_memory_limit)
 {
@@ -94,6 +99,8 @@ static inline struct MHD_Daemon *pt_mhd_start(
     errno = 0;
     return MHD_start_daemon(
         flags, port, NULL, NULL, handler, handler_context,
+        /* First, so that no message of the start itself goes to standard error. */
+        MHD_OPTION_EXTERNAL_LOGGER, logger, logger_context,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,

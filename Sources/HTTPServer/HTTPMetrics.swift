@@ -3,9 +3,12 @@
 ///
 /// The label sets are fixed when the server is created: each route's method and pattern (never
 /// the raw path, so a client cannot grow the series), plus one `unmatched` route for requests no
-/// route answers (404, 405, and bodies refused before routing). Statuses are 100–599.
+/// route answers (404, 405, and bodies refused before routing) and one `refused` route for the
+/// requests libmicrohttpd answers itself (malformed, header block too large). Statuses are
+/// 100–599.
 public final class HTTPMetrics: Sendable {
-    /// The label of every route: index `i` is the router's route `i`, the last is `unmatched`.
+    /// The label of every route: index `i` is the router's route `i`, then `unmatched` and
+    /// `refused`.
     public let routes: [(method: String, pattern: String)]
     /// Upper bounds of the duration buckets, in seconds.
     public static let durationBounds: [Double] = [
@@ -16,7 +19,10 @@ public final class HTTPMetrics: Sendable {
     private let durations: MetricHistogram
 
     init(routes: [(method: String, pattern: String)]) {
-        self.routes = routes + [(method: "other", pattern: "unmatched")]
+        self.routes =
+            routes + [
+                (method: "other", pattern: "unmatched"), (method: "other", pattern: "refused"),
+            ]
         requests = AtomicCounters(count: self.routes.count * Self.statuses.count)
         durations = MetricHistogram(
             bounds: Self.durationBounds, series: self.routes.count, scale: 1_000_000)
@@ -24,10 +30,20 @@ public final class HTTPMetrics: Sendable {
 
     /// Counts one response; `route` is nil when no route matched.
     func record(route: Int?, status: Int, seconds: Double) {
-        let series = route ?? routes.count - 1
-        let status = Self.statuses.contains(status) ? status : 500
-        requests.add(series * Self.statuses.count + status - Self.statuses.lowerBound)
+        let series = route ?? routes.count - 2
+        requests.add(slot(series: series, status: status))
         durations.observe(seconds, series: series)
+    }
+
+    /// Counts an error response libmicrohttpd sent itself, before any route saw the request (it
+    /// has no duration: the request never reached the server's code).
+    func recordRefused(status: Int) {
+        requests.add(slot(series: routes.count - 1, status: status))
+    }
+
+    private func slot(series: Int, status: Int) -> Int {
+        let status = Self.statuses.contains(status) ? status : 500
+        return series * Self.statuses.count + status - Self.statuses.lowerBound
     }
 
     /// Responses counted so far for a route pattern (`unmatched` for none) and status.

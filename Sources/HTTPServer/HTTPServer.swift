@@ -17,18 +17,22 @@ public final class HTTPServer: Sendable {
     private let configuration: HTTPServerConfiguration
     private let router: Router
     private let observer: RequestObserver?
+    private let diagnostics: DiagnosticObserver?
     private let phase = Mutex(Phase.idle)
     /// Responses by route and status and durations by route, counted from the start.
     public let metrics: HTTPMetrics
 
     /// Creates a server; nothing listens until `start()`. `observer` hears of every answered
-    /// request (for access logs).
+    /// request (for access logs), `diagnostics` of every message of libmicrohttpd itself (the
+    /// requests it refuses before any handler sees them among them).
     public init(
-        configuration: HTTPServerConfiguration, router: Router, observer: RequestObserver? = nil
+        configuration: HTTPServerConfiguration, router: Router, observer: RequestObserver? = nil,
+        diagnostics: DiagnosticObserver? = nil
     ) {
         self.configuration = configuration
         self.router = router
         self.observer = observer
+        self.diagnostics = diagnostics
         self.metrics = HTTPMetrics(routes: router.routeLabels)
     }
 
@@ -43,7 +47,7 @@ public final class HTTPServer: Sendable {
             phase = .running(
                 try MicroHTTPDaemon(
                     configuration: configuration, router: router, metrics: metrics,
-                    observer: observer))
+                    observer: observer, diagnostics: diagnostics))
         }
     }
 

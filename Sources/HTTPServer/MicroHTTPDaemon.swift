@@ -23,17 +23,18 @@ final class MicroHTTPDaemon: Sendable {
 
     init(
         configuration: HTTPServerConfiguration, router: Router, metrics: HTTPMetrics,
-        observer: RequestObserver?
+        observer: RequestObserver?, diagnostics: DiagnosticObserver?
     ) throws(HTTPServerError) {
         try configuration.validate()
         let context = ServerContext(
             router: router, maxBodyBytes: configuration.maxBodyBytes, metrics: metrics,
-            observer: observer)
+            observer: observer, diagnostics: diagnostics)
         let opaqueContext = Unmanaged.passUnretained(context).toOpaque()
         let start = { (address: UnsafePointer<CChar>?) in
             pt_mhd_start(
                 pt_mhd_server_flags(), configuration.port, address,
                 accessHandler, opaqueContext, requestCompleted, opaqueContext,
+                daemonMessage, opaqueContext,
                 UInt32(configuration.threads), UInt32(configuration.connectionLimit),
                 UInt32(configuration.connectionTimeoutSeconds), 0)
         }
@@ -107,6 +108,7 @@ final class ServerContext: Sendable {
     let maxBodyBytes: Int
     let metrics: HTTPMetrics
     let observer: RequestObserver?
+    let diagnostics: DiagnosticObserver?
     /// Requests whose header block has arrived and whose connection has not completed them.
     let inFlight = Atomic<Int>(0)
     /// Set when shutdown begins: responses then carry `Connection: close`.
@@ -121,11 +123,21 @@ final class ServerContext: Sendable {
         headers: [("Retry-After", "1")])
     private let live = Mutex<[ObjectIdentifier: RequestContext]>([:])
 
-    init(router: Router, maxBodyBytes: Int, metrics: HTTPMetrics, observer: RequestObserver?) {
+    init(
+        router: Router, maxBodyBytes: Int, metrics: HTTPMetrics, observer: RequestObserver?,
+        diagnostics: DiagnosticObserver?
+    ) {
         self.router = router
         self.maxBodyBytes = maxBodyBytes
         self.metrics = metrics
         self.observer = observer
+        self.diagnostics = diagnostics
+    }
+
+    /// Counts a request libmicrohttpd refused itself and hands every message on.
+    fileprivate func daemonMessage(_ diagnostic: HTTPDiagnostic) {
+        if let status = diagnostic.status { metrics.recordRefused(status: status) }
+        diagnostics?(diagnostic)
     }
 
     /// Counts a response just queued and hands its record to the observer.
@@ -384,6 +396,21 @@ private func finish(
     let result = queue(response, on: connection, closing: closing, requestId: request.requestId)
     server.completed(request, response)
     return result
+}
+
+/// libmicrohttpd's message logger (`MHD_USE_ERROR_LOG`): a printf format and its arguments.
+private func daemonMessage(
+    _ cls: UnsafeMutableRawPointer?, _ format: UnsafePointer<CChar>?,
+    _ arguments: CVaListPointer?
+) {
+    guard let cls, let format, let arguments else { return }
+    var buffer = [CChar](repeating: 0, count: 1024)
+    _ = vsnprintf(&buffer, buffer.count, format, arguments)
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    server.daemonMessage(
+        HTTPDiagnostic(
+            libmicrohttpd: String(
+                decoding: buffer.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)))
 }
 
 /// Called when libmicrohttpd is done with a request: sent, failed, timed out or shut down.

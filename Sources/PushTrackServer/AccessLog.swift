@@ -25,6 +25,21 @@ enum AccessLog {
         }
     }
 
+    /// What libmicrohttpd says itself: a request it refused before any route saw it gives an
+    /// `info` line like a request's (`msg="request refused" status=431 reason="Request too
+    /// big"`; nothing of the request is known but its status), anything else a warning.
+    static func diagnostics(_ log: Logger) -> DiagnosticObserver {
+        { diagnostic in
+            if let status = diagnostic.status {
+                log.log(
+                    .info, "request refused",
+                    [("status", String(status)), ("reason", diagnostic.message)])
+            } else {
+                log.log(.warning, "libmicrohttpd", [("message", diagnostic.message)])
+            }
+        }
+    }
+
     /// Seconds as milliseconds with three decimals (`1.234`), without Foundation formatting.
     static func milliseconds(_ seconds: Double) -> String {
         let micros = seconds.isFinite ? max(0, Int((seconds * 1_000_000).rounded())) : 0

@@ -67,7 +67,8 @@ public final class PushTrackService: Sendable {
         http.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
         http.maxBodyBytes = configuration.maxBodyBytes
         self.http = HTTPServer(
-            configuration: http, router: router, observer: AccessLog.observer(log))
+            configuration: http, router: router, observer: AccessLog.observer(log),
+            diagnostics: AccessLog.diagnostics(log))
         metricsRoute.attach(self.http)
     }
 

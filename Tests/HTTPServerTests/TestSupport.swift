@@ -6,11 +6,12 @@ import Testing
 
 /// Starts a server on a free loopback port; the caller shuts it down.
 func startServer(
-    _ router: Router, configure: (inout HTTPServerConfiguration) -> Void = { _ in }
+    _ router: Router, configure: (inout HTTPServerConfiguration) -> Void = { _ in },
+    diagnostics: DiagnosticObserver? = nil
 ) throws -> HTTPServer {
     var configuration = HTTPServerConfiguration(port: 0, bindAddress: "127.0.0.1")
     configure(&configuration)
-    let server = HTTPServer(configuration: configuration, router: router)
+    let server = HTTPServer(configuration: configuration, router: router, diagnostics: diagnostics)
     try server.start()
     return server
 }

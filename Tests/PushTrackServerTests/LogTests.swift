@@ -57,6 +57,29 @@ struct LogTests {
         }
     }
 
+    @Test func aRequestLibmicrohttpdRefusesIsLoggedAndCounted() throws {
+        let (server, _, url) = try Self.serve([])
+        defer { try? TestDatabase.drop(url) }
+        let head =
+            "POST /customer-track/upload-event HTTP/1.1\r\nHost: t\r\nX-Pad: "
+            + String(repeating: "a", count: 100_000) + "\r\n\r\n"
+        let bytes = try TestHTTP.raw(port: server.port, bytes: Array(head.utf8))
+        #expect(String(decoding: bytes.prefix(12), as: UTF8.self) == "HTTP/1.1 431")
+        let metrics = try TestHTTP.request(port: server.port, "GET", "/metrics")
+        #expect(
+            metrics.text.contains(
+                #"pushtrack_http_requests_total{method="other",route="refused",status="431"} 1"#))
+        let lines = server.stopAndReadLog().split(separator: "\n")
+        let refused = lines.filter { $0.contains(#"msg="request refused""#) }
+        #expect(refused.count == 1)
+        #expect(
+            refused.first?.hasSuffix(
+                #"level=info msg="request refused" status=431 reason="Your HTTP header was too big for the memory constraints of this webserver.""#
+            ) == true, "\(refused)")
+        // Nothing of libmicrohttpd's own reaches standard error unformatted.
+        #expect(lines.allSatisfy { $0.hasPrefix("ts=") || $0.hasPrefix("pushtrack") }, "\(lines)")
+    }
+
     @Test func warningLevelDropsRequestAndBatchLines() throws {
         let (server, app, url) = try Self.serve(["--log-level", "warning"])
         defer { try? TestDatabase.drop(url) }
