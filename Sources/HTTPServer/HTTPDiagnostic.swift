@@ -10,10 +10,15 @@ public struct HTTPDiagnostic: Sendable, Equatable {
     /// big for the memory constraints of this webserver.`); otherwise the message as
     /// libmicrohttpd wrote it.
     public let message: String
+    /// Whether one client caused it (closed its connection mid-request, sent a request that
+    /// cannot be parsed) rather than the server (a failed accept, the connection limit reached,
+    /// out of memory): the first are part of serving the public, the second need an operator.
+    public let fromClient: Bool
 
-    public init(status: Int?, message: String) {
+    public init(status: Int?, message: String, fromClient: Bool) {
         self.status = status
         self.message = message
+        self.fromClient = fromClient
     }
 
     /// Reads one message of libmicrohttpd 0.9.x, e.g. `Error processing request (HTTP response
@@ -24,7 +29,7 @@ public struct HTTPDiagnostic: Sendable, Equatable {
         guard let range = text.range(of: marker),
             let status = Int(text[range.upperBound...].prefix(while: \.isASCIIDigit))
         else {
-            self.init(status: nil, message: text)
+            self.init(status: nil, message: text, fromClient: Self.isFromClient(text))
             return
         }
         let page = text.range(of: "<body>").flatMap { open in
@@ -33,7 +38,37 @@ public struct HTTPDiagnostic: Sendable, Equatable {
             }
         }
         let words = page.map(Self.withoutTags).flatMap { $0.isEmpty ? nil : $0 }
-        self.init(status: status, message: words ?? text)
+        // A 500 is libmicrohttpd's own failure (the upload buffer full); the rest are the
+        // client's request: malformed, too large, an unknown version.
+        self.init(status: status, message: words ?? text, fromClient: status != 500)
+    }
+
+    /// The messages libmicrohttpd 0.9.75 writes about one client's connection or request
+    /// (`connection.c`), before their first conversion. Any other message is taken as the
+    /// server's, so that an unknown one is never hidden below the `warning` level.
+    static let clientMessages = [
+        "Socket has been disconnected when reading request.",
+        "Connection socket is closed when reading request due to the error: ",
+        "Connection was closed by remote side with incomplete request.",
+        "Failed to send data in request for ",
+        "Failed to send the response headers for the request for ",
+        "Failed to send the response body for the request for ",
+        "Failed to send the chunked response body for the request for ",
+        "Failed to send the footers for the request for ",
+        "Received HTTP/1.1 request without `Host' header.",
+        "Too large value of 'Content-Length' header.",
+        "Failed to parse `Content-Length' header.",
+        "Not enough memory in pool to allocate header record!",
+        "Not enough memory in pool to parse cookies!",
+    ]
+
+    /// The socket errors in those messages that are the server's: out of descriptors or
+    /// memory, or a bad descriptor.
+    static let serverSocketErrors = ["Not enough system resources", "Bad FD value"]
+
+    static func isFromClient(_ text: String) -> Bool {
+        clientMessages.contains { text.hasPrefix($0) }
+            && !serverSocketErrors.contains { text.contains($0) }
     }
 }
 

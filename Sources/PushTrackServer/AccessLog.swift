@@ -25,17 +25,20 @@ enum AccessLog {
         }
     }
 
-    /// What libmicrohttpd says itself: a request it refused before any route saw it gives an
-    /// `info` line like a request's (`msg="request refused" status=431 reason="Request too
-    /// big"`; nothing of the request is known but its status), anything else a warning.
+    /// What libmicrohttpd says itself, at `info` when one client caused it and at `warning`
+    /// when the server did (see ``HTTPDiagnostic/fromClient``): a request it refused before any
+    /// route saw it gives `msg="request refused" status=431 reason="Your HTTP header was too big
+    /// …"` (nothing of the request is known but its status), any other message
+    /// `msg=libmicrohttpd message="…"`.
     static func diagnostics(_ log: Logger) -> DiagnosticObserver {
         { diagnostic in
+            let level: Logger.Level = diagnostic.fromClient ? .info : .warning
             if let status = diagnostic.status {
                 log.log(
-                    .info, "request refused",
+                    level, "request refused",
                     [("status", String(status)), ("reason", diagnostic.message)])
             } else {
-                log.log(.warning, "libmicrohttpd", [("message", diagnostic.message)])
+                log.log(level, "libmicrohttpd", [("message", diagnostic.message)])
             }
         }
     }

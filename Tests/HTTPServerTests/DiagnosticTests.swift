@@ -19,19 +19,43 @@ import Testing
             HTTPDiagnostic(libmicrohttpd: message)
                 == HTTPDiagnostic(
                     status: 400,
-                    message: "Your HTTP request has wrong value for Content-Length header."))
+                    message: "Your HTTP request has wrong value for Content-Length header.",
+                    fromClient: true))
     }
 
     @Test func otherMessagesAreKeptAsWrittenWithoutStatus() {
         #expect(
             HTTPDiagnostic(libmicrohttpd: "Failed to bind to port 8080: Address in use\n")
                 == HTTPDiagnostic(
-                    status: nil, message: "Failed to bind to port 8080: Address in use"))
-        // A status without an error page keeps the whole message.
+                    status: nil, message: "Failed to bind to port 8080: Address in use",
+                    fromClient: false))
+        // A status without an error page keeps the whole message; a 500 is the server's.
         #expect(
             HTTPDiagnostic(libmicrohttpd: "Error processing request (HTTP response code is 500).")
                 == HTTPDiagnostic(
-                    status: 500, message: "Error processing request (HTTP response code is 500)."))
+                    status: 500, message: "Error processing request (HTTP response code is 500).",
+                    fromClient: false))
+    }
+
+    @Test(arguments: [
+        ("Connection was closed by remote side with incomplete request.\n", true),
+        ("Failed to parse `Content-Length' header. Closing connection.\n", true),
+        (
+            "Connection socket is closed when reading request due to the error: Connection reset by peer\n",
+            true
+        ),
+        // The same message, for a server out of descriptors or memory.
+        (
+            "Connection socket is closed when reading request due to the error: Not enough system resources to serve the request\n",
+            false
+        ),
+        ("Server reached connection limit. Closing inbound connection.\n", false),
+        ("Error accepting connection: Too many open files\n", false),
+        ("Some message of a later libmicrohttpd\n", false),
+    ])
+    func messagesAboutOneClientAreTheClients(text: String, fromClient: Bool) {
+        #expect(HTTPDiagnostic(libmicrohttpd: text).fromClient == fromClient)
+        #expect(HTTPDiagnostic(libmicrohttpd: text).status == nil)
     }
 
     @Test func requestsTheLibraryRefusesAreCountedAndReported() throws {
@@ -51,10 +75,18 @@ import Testing
             #expect(String(decoding: bytes.prefix(12), as: UTF8.self) == "HTTP/1.1 \(status)")
         }
         #expect(try TestHTTP.request(port: server.port, "GET", "/ok").status == 200)
+        // A client that leaves in the middle of its request.
+        _ = try TestHTTP.exchange(
+            port: server.port, bytes: Array("POST /ok HTTP/1.1\r\nHost: t\r\nContent-Le".utf8),
+            halfClose: true)
 
-        #expect(eventually { heard.withLock { $0.count } == 4 })
+        #expect(eventually { heard.withLock { $0.count } == 5 })
         let messages = heard.withLock { $0 }
-        #expect(messages.map(\.status) == [431, nil, 400, 505])
+        #expect(messages.map(\.status) == [431, nil, 400, 505, nil])
+        #expect(messages.allSatisfy { $0.fromClient })
+        #expect(
+            messages.last?.message
+                == "Connection was closed by remote side with incomplete request.")
         #expect(
             messages.first?.message
                 == "Your HTTP header was too big for the memory constraints of this webserver.")
