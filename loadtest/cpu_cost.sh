@@ -18,28 +18,6 @@ bench_name=cpu
 # shellcheck source=loadtest/fresh.sh
 source loadtest/fresh.sh
 key=$(create_app cpu writeKey)
-tick=$(getconf CLK_TCK)
-pg_cpu() { # CPU seconds of the cluster's processes so far
-    local postmaster
-    postmaster=$(head -1 "$work/pg/postmaster.pid")
-    python3 - "$postmaster" "$tick" <<'PY'
-import os, sys
-root, tick = int(sys.argv[1]), int(sys.argv[2])
-def fields(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        return f.read().rsplit(")", 1)[1].split()
-total = sum(int(x) for x in fields(root)[11:15])  # utime stime cutime cstime
-for pid in os.listdir("/proc"):
-    if pid.isdigit() and int(pid) != root:
-        try:
-            f = fields(pid)
-        except OSError:
-            continue
-        if int(f[1]) == root:  # ppid
-            total += int(f[11]) + int(f[12])
-print(total / tick)
-PY
-}
 proc_cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 
 # pg_stat_statements for the per-statement times: loaded at start, so restart the cluster.

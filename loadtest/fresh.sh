@@ -78,3 +78,26 @@ SQL
     ${pin:-} pgbench -n -c 8 -j 2 -T "$1" -f "$work/insert.sql" "$DATABASE_URL" 2>/dev/null |
         sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
+
+# CPU seconds the cluster's processes have used so far: the postmaster, its live children and,
+# through the postmaster's child times, every backend that has exited.
+tick=$(getconf CLK_TCK)
+pg_cpu() {
+    python3 - "$(head -1 "$work/pg/postmaster.pid")" "$tick" <<'PY'
+import os, sys
+root, tick = int(sys.argv[1]), int(sys.argv[2])
+def fields(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()
+total = sum(int(x) for x in fields(root)[11:15])  # utime stime cutime cstime
+for pid in os.listdir("/proc"):
+    if pid.isdigit() and int(pid) != root:
+        try:
+            f = fields(pid)
+        except OSError:
+            continue
+        if int(f[1]) == root:  # ppid
+            total += int(f[11]) + int(f[12])
+print(total / tick)
+PY
+}
