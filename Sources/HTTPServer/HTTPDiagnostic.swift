@@ -24,10 +24,10 @@ public struct HTTPDiagnostic: Sendable, Equatable {
     /// Reads one message of libmicrohttpd 0.9.x, e.g. `Error processing request (HTTP response
     /// code is 431 ('<html><head><title>Request too big</title>…')). Closing connection.`
     init(libmicrohttpd text: String) {
-        let text = text.trimmingSpaceAndNewlines()
+        let text = text.trimmingCharacters(in: .whitespacesAndNewlines)
         let marker = "HTTP response code is "
         guard let range = text.range(of: marker),
-            let status = Int(text[range.upperBound...].prefix(while: \.isASCIIDigit))
+            let status = Int(text[range.upperBound...].prefix { $0.isASCII && $0.isNumber })
         else {
             self.init(status: nil, message: text, fromClient: Self.isFromClient(text))
             return
@@ -92,14 +92,3 @@ extension HTTPDiagnostic {
 
 /// Called for every message of libmicrohttpd, on its threads; must be quick and not block.
 public typealias DiagnosticObserver = @Sendable (HTTPDiagnostic) -> Void
-
-extension Character {
-    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
-}
-
-extension String {
-    fileprivate func trimmingSpaceAndNewlines() -> String {
-        let kept = drop(while: \.isWhitespace)
-        return String(kept.reversed().drop(while: \.isWhitespace).reversed())
-    }
-}

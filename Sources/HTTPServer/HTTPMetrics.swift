@@ -17,12 +17,17 @@ public final class HTTPMetrics: Sendable {
     private static let statuses = 100...599
     private let requests: AtomicCounters
     private let durations: MetricHistogram
+    /// The series of `unmatched` and of `refused`.
+    private let unmatched: Int
+    private let refused: Int
 
     init(routes: [(method: String, pattern: String)]) {
         self.routes =
             routes + [
                 (method: "other", pattern: "unmatched"), (method: "other", pattern: "refused"),
             ]
+        unmatched = routes.count
+        refused = routes.count + 1
         requests = AtomicCounters(count: self.routes.count * Self.statuses.count)
         durations = MetricHistogram(
             bounds: Self.durationBounds, series: self.routes.count, scale: 1_000_000)
@@ -30,7 +35,7 @@ public final class HTTPMetrics: Sendable {
 
     /// Counts one response; `route` is nil when no route matched.
     func record(route: Int?, status: Int, seconds: Double) {
-        let series = route ?? routes.count - 2
+        let series = route ?? unmatched
         requests.add(slot(series: series, status: status))
         durations.observe(seconds, series: series)
     }
@@ -38,7 +43,7 @@ public final class HTTPMetrics: Sendable {
     /// Counts an error response libmicrohttpd sent itself, before any route saw the request (it
     /// has no duration: the request never reached the server's code).
     func recordRefused(status: Int) {
-        requests.add(slot(series: routes.count - 1, status: status))
+        requests.add(slot(series: refused, status: status))
     }
 
     private func slot(series: Int, status: Int) -> Int {

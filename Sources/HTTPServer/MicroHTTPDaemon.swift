@@ -289,13 +289,17 @@ private func accessHandler(
             located: server.router.locate(method: methodName, path: path))
         requestSlot.pointee = Unmanaged.passRetained(request).toOpaque()
         server.began(request)
-        if let problem = ambiguousLength(request.headers) {
+        let lengths = request.headers.values("Content-Length")
+        if let problem = ambiguousLength(lengths, request.headers) {
             // Answered before the body is read, and the connection closed: where the body ends
             // is unknown, so nothing after the header block can be trusted as a next request.
             request.state.withLock { $0.phase = .answered }
             return finish(problem, request, server, on: connection, closing: true)
         }
-        guard let length = contentLength(request.headers) else { return mhdYes }
+        // An unparsable or overflowing length is left to libmicrohttpd, which rejects it.
+        guard let length = lengths.first.flatMap({ Int(HTTPHeaders.trimmed($0)) }) else {
+            return mhdYes
+        }
         guard length <= server.maxBodyBytes else {
             // Answering before the body is read: libmicrohttpd skips `100 Continue`, never
             // reads the body and closes the connection after the response.
@@ -477,21 +481,15 @@ private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(
     return collector.values
 }
 
-private func contentLength(_ headers: HTTPHeaders) -> Int? {
-    // An unparsable or overflowing length is left to libmicrohttpd, which rejects it.
-    headers.values("Content-Length").first.flatMap { Int(HTTPHeaders.trimmed($0)) }
-}
-
 /// A 400 when the header block does not say unambiguously where the body ends: both
 /// `Content-Length` and `Transfer-Encoding`, or `Content-Length` fields that disagree.
 ///
 /// libmicrohttpd 0.9.75 reads such a body chunked, or by the first length, while a proxy in
 /// front may have used the other: the shape of request smuggling, which RFC 9112 section 6.3
 /// says to answer with 400 and a closed connection. Equal repeated lengths are one length
-/// (RFC 9110 section 8.6).
-private func ambiguousLength(_ headers: HTTPHeaders) -> HTTPResponse? {
-    // Requests without a body (and chunked ones without a length) stop at this lookup.
-    let lengths = headers.values("Content-Length")
+/// (RFC 9110 section 8.6). `lengths` are the request's `Content-Length` values.
+private func ambiguousLength(_ lengths: [String], _ headers: HTTPHeaders) -> HTTPResponse? {
+    // Requests without a body (and chunked ones without a length) stop here.
     guard !lengths.isEmpty else { return nil }
     let message: String
     if !headers.values("Transfer-Encoding").isEmpty {
