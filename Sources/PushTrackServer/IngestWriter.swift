@@ -322,7 +322,8 @@ final class IngestWriter: Sendable {
                 }
                 return (outcomes, attempt)
             } catch let error as PostgresError
-                where ["40P01", "40001"].contains(error.sqlState ?? "") && attempt < 5
+                where attempt < 5
+                && (error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure)
             {
                 attempt += 1
                 Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.01) * Double(attempt))

@@ -199,7 +199,7 @@ public struct Maintenance: Sendable {
                 return nil
             } catch {
                 // lock_not_available: ingestion held the table; let it run, then try again.
-                guard error.sqlState == "55P03" else { throw error }
+                guard error.sqlState == .lockNotAvailable else { throw error }
                 if attempt < lockAttempts {
                     Thread.sleep(forTimeInterval: 0.2 * Double(attempt))
                 }

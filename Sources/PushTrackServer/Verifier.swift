@@ -102,7 +102,8 @@ public struct Verifier {
             """)
         var states: [PairKey: DeliveryState] = [:]
         while true {
-            let rows = try connection.query("FETCH \(fetchSize) FROM raw_reports")
+            let rows = try connection.query(
+                "FETCH \(unescaped: String(fetchSize)) FROM raw_reports")
             if rows.count == 0 { break }
             for row in rows {
                 summary.events += 1
@@ -173,7 +174,7 @@ public struct Verifier {
         // Buckets and dimensions.
         var storedBuckets: [MessageKey: [RollupKey: RollupCounters]] = [:]
         for row in try connection.query(
-            "SELECT app_id, message_id, bucket, platform, app_version, locale, \(columns) FROM message_rollup_counters"
+            "SELECT app_id, message_id, bucket, platform, app_version, locale, \(unescaped: columns) FROM message_rollup_counters"
         ) {
             summary.rollupRows += 1
             let message = MessageKey(
@@ -200,7 +201,7 @@ public struct Verifier {
         // Totals.
         var storedTotals: [MessageKey: RollupCounters] = [:]
         for row in try connection.query(
-            "SELECT app_id, message_id, \(columns) FROM message_total_counters")
+            "SELECT app_id, message_id, \(unescaped: columns) FROM message_total_counters")
         {
             let message = MessageKey(
                 appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")

@@ -11,7 +11,7 @@ import Testing
             try connection.query("SELEC 1")
         }
         #expect(error.kind == .query)
-        #expect(error.sqlState == "42601")
+        #expect(error.sqlState == .syntaxError)
         #expect(error.message == "syntax error at or near \"SELEC\"")
         #expect(!error.isConnectionFailure)
         #expect(
@@ -27,7 +27,7 @@ import Testing
             try connection.query("INSERT INTO devices VALUES ($1)", [1])
         }
         #expect(error.kind == .query)
-        #expect(error.sqlState == "23505")
+        #expect(error.sqlState == .uniqueViolation)
         #expect(error.message == "duplicate key value violates unique constraint \"devices_pkey\"")
         #expect(error.detail == "Key (id)=(1) already exists.")
         #expect(error.hint == nil)
@@ -38,7 +38,7 @@ import Testing
         let error = try #require(throws: PostgresError.self) {
             try connection.query("SELECT no_such_function($1::int)", [1])
         }
-        #expect(error.sqlState == "42883")
+        #expect(error.sqlState == .undefinedFunction)
         #expect(
             error.hint
                 == "No function matches the given name and argument types. You might need to add explicit type casts."
@@ -85,7 +85,7 @@ import Testing
             try connection.execute(
                 "INSERT INTO batch VALUES (1); SELECT 1 / 0; INSERT INTO batch VALUES (2)")
         }
-        #expect(error.sqlState == "22012")
+        #expect(error.sqlState == .divisionByZero)
         // One simple-query message is one implicit transaction.
         #expect(try connection.query("SELECT count(*) AS n FROM batch")[0].int("n") == 0)
     }
@@ -117,7 +117,7 @@ import Testing
                 _ = try connection.query("INSERT INTO ledger VALUES ($1)", ["not a number"])
             }
         }
-        #expect(sqlError.sqlState == "22P02")
+        #expect(sqlError.sqlState == .invalidTextRepresentation)
         #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
     }
 
@@ -130,7 +130,7 @@ import Testing
                 _ = try? connection.query("SELECT 1 / 0")
             }
         }
-        #expect(error.sqlState == "25P02")
+        #expect(error.sqlState == .inFailedSQLTransaction)
         #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
     }
 
@@ -141,7 +141,7 @@ import Testing
                 try connection.transaction { _ in }
             }
         }
-        #expect(error.sqlState == "25001")
+        #expect(error.sqlState == .activeSQLTransaction)
         #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
     }
 
@@ -185,7 +185,7 @@ import Testing
             try connection.copyIn("COPY strict FROM STDIN", rows: [["1", "ok"], ["2"]])
         }
         #expect(error.kind == .copy)
-        #expect(error.sqlState == "22P04")
+        #expect(error.sqlState == .badCopyFileFormat)
         #expect(try connection.query("SELECT count(*) AS n FROM strict")[0].int("n") == 0)
         let notCopy = try #require(throws: PostgresError.self) {
             try connection.copyIn("SELECT 1", rows: [])
@@ -195,7 +195,7 @@ import Testing
             try connection.copyIn("COPY no_such_table FROM STDIN", rows: [["1"]])
         }
         #expect(missingTable.kind == .copy)
-        #expect(missingTable.sqlState == "42P01")
+        #expect(missingTable.sqlState == .undefinedTable)
         #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
     }
 
@@ -265,11 +265,20 @@ import Testing
     }
 
     @Test func connectionFailureClassification() {
-        #expect(PostgresError(kind: .query, sqlState: "08006", message: "x").isConnectionFailure)
-        #expect(PostgresError(kind: .query, sqlState: "57P01", message: "x").isConnectionFailure)
-        #expect(PostgresError(kind: .query, sqlState: "57P03", message: "x").isConnectionFailure)
-        #expect(!PostgresError(kind: .query, sqlState: "57014", message: "x").isConnectionFailure)
-        #expect(!PostgresError(kind: .copy, sqlState: "22P04", message: "x").isConnectionFailure)
+        #expect(
+            PostgresError(kind: .query, sqlState: .connectionFailure, message: "x")
+                .isConnectionFailure)
+        #expect(
+            PostgresError(kind: .query, sqlState: .adminShutdown, message: "x").isConnectionFailure)
+        #expect(
+            PostgresError(kind: .query, sqlState: .cannotConnectNow, message: "x")
+                .isConnectionFailure)
+        #expect(
+            !PostgresError(kind: .query, sqlState: .queryCanceled, message: "x").isConnectionFailure
+        )
+        #expect(
+            !PostgresError(kind: .copy, sqlState: .badCopyFileFormat, message: "x")
+                .isConnectionFailure)
         #expect(PostgresError(kind: .query, message: "x", connectionLost: true).isConnectionFailure)
         #expect(PostgresError(kind: .connection, message: "x").isConnectionFailure)
     }

@@ -249,7 +249,7 @@ let awkwardStrings = [
         let error = try #require(throws: PostgresError.self) {
             try connection.query("SELECT $1::text, $2::text", ["fine", "bad\u{0}byte"])
         }
-        #expect(error.sqlState == "22021")
+        #expect(error.sqlState == .characterNotInRepertoire)
         #expect(error.message.contains("$2"))
     }
 }

@@ -63,7 +63,7 @@ import Testing
         let error = try #require(throws: PostgresError.self) {
             try pool.run { connection in try connection.query("SELEC 1") }
         }
-        #expect(error.sqlState == "42601")
+        #expect(error.sqlState == .syntaxError)
         #expect(try pool.run { _ in 7 } == 7)
     }
 
@@ -101,7 +101,7 @@ import Testing
             try pool.run { try $0.query("SELECT pg_terminate_backend(pg_backend_pid())") }
         }
         #expect(error.isConnectionFailure)
-        #expect(error.sqlState == "57P01")
+        #expect(error.sqlState == .adminShutdown)
         #expect(try pool.run { try $0.query("SELECT 1 AS one")[0].int("one") } == 1)
     }
 

@@ -39,7 +39,7 @@ struct MaintenanceTests {
     /// Every report view and aggregate, as JSON text: what must not change.
     static func reports(_ db: PostgresConnection) throws -> [String] {
         var all: [String] = []
-        for query in [
+        let queries: [PostgresQuery] = [
             "SELECT * FROM message_report ORDER BY app_id, message_id",
             "SELECT * FROM campaign_report ORDER BY app_id, campaign_id",
             "SELECT * FROM campaign_timeseries ORDER BY app_id, campaign_id, time",
@@ -49,7 +49,8 @@ struct MaintenanceTests {
              GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
             """,
             "SELECT * FROM unattributed_reports ORDER BY app_id, day, category",
-        ] {
+        ]
+        for query in queries {
             for row in try db.query("SELECT row_to_json(r)::text AS j FROM (\(query)) r") {
                 all.append(row.string("j") ?? "")
             }
@@ -214,7 +215,7 @@ struct MaintenanceTests {
         let server = try Self.quietServer()
         let db = server.db
         try Self.createOldPartitions(db, fromDaysAgo: 120, days: 2)
-        _ = try db.query("DROP TABLE \"\(try Self.partition(db, daysAgo: -6))\"")
+        _ = try db.query("DROP TABLE \(identifier: try Self.partition(db, daysAgo: -6))")
         let report = try Maintenance(retentionDays: 90, dryRun: true).run(on: db)
         #expect(report.dryRun)
         #expect(report.createdPartitions == [try Self.partition(db, daysAgo: -6)])
