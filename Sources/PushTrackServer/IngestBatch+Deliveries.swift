@@ -176,24 +176,31 @@ struct DeliveryRows {
         "dismissed_at", "platform",
         "app_version", "locale",
     ]
+    /// The parts of the merge's SQL made from the column names, built once.
+    private static let columnList = stateColumns.joined(separator: ", ")
+    private static let savePrevious = stateColumns.map { "prev_\($0) = d.\($0)" }
+        .joined(separator: ", ")
+    private static let returned = stateColumns.flatMap { [$0, "prev_\($0)"] }
+        .joined(separator: ", ")
 
     /// Merges these partial states into the stored ones (rows in key order, so that writers lock
     /// alike) and returns, per pair, the merged state and the `prev_` state it merged into.
     func merge(on connection: PostgresConnection, now: Date, prepared: Bool) throws -> PostgresRows
     {
-        let previous = Self.stateColumns.map { "prev_\($0) = d.\($0)" }.joined(separator: ", ")
-        let returned = Self.stateColumns.flatMap { [$0, "prev_\($0)"] }.joined(separator: ", ")
-        return try connection.ingest(
+        try connection.ingest(
             prepared: prepared,
             """
-            INSERT INTO deliveries AS d (app_id, message_id, device_id, \(Self.stateColumns.joined(separator: ", ")),
+            INSERT INTO deliveries AS d (app_id, message_id, device_id, \(unescaped: Self.columnList),
                                          updated_at)
-            SELECT t.*, $13 FROM unnest($1::text[], $2::text[], $3::text[], $4::timestamptz[], $5::int[],
-                                      $6::boolean[], $7::timestamptz[], $8::int[], $9::timestamptz[], $10::text[],
-                                      $11::text[], $12::text[]) AS t
+            SELECT t.*, \(now) FROM unnest(\(appId)::text[], \(messageId)::text[], \(deviceId)::text[],
+                                         \(firstArrivalAt)::timestamptz[], \(arrivalReports)::int[],
+                                         \(foreground)::boolean[], \(firstClickAt)::timestamptz[],
+                                         \(clicks)::int[], \(dismissedAt)::timestamptz[],
+                                         \(platform)::text[], \(appVersion)::text[],
+                                         \(locale)::text[]) AS t
             ORDER BY 1, 2, 3
             ON CONFLICT (app_id, message_id, device_id) DO UPDATE SET
-                \(previous),
+                \(unescaped: Self.savePrevious),
                 first_arrival_at = LEAST(d.first_arrival_at, excluded.first_arrival_at),
                 arrival_reports = d.arrival_reports + excluded.arrival_reports,
                 foreground = d.foreground OR excluded.foreground,
@@ -204,13 +211,8 @@ struct DeliveryRows {
                 app_version = COALESCE(d.app_version, excluded.app_version),
                 locale = COALESCE(d.locale, excluded.locale),
                 updated_at = excluded.updated_at
-            RETURNING app_id, message_id, device_id, influenced_at, \(returned)
-            """,
-            [
-                appId, messageId, deviceId, firstArrivalAt, arrivalReports, foreground,
-                firstClickAt, clicks,
-                dismissedAt, platform, appVersion, locale, now,
-            ])
+            RETURNING app_id, message_id, device_id, influenced_at, \(unescaped: Self.returned)
+            """)
     }
 }
 
@@ -236,13 +238,7 @@ struct RollupDeltas {
         try applyLatency(on: connection, prepared: prepared)
     }
 
-    /// The rollup append, built once (statements are also looked up by their text, per batch).
-    private static let bucketsSQL = """
-        INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale, \(counterColumns.joined(separator: ", ")))
-        SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[], $4::text[], $5::text[], $6::text[],
-                             $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[],
-                             $12::bigint[], $13::bigint[], $14::bigint[])
-        """
+    private static let counterList = counterColumns.joined(separator: ", ")
 
     private func applyBuckets(on connection: PostgresConnection, prepared: Bool) throws {
         var rows: [(message: IngestBatch.MessageKey, key: RollupKey, counters: RollupCounters)] =
@@ -251,16 +247,26 @@ struct RollupDeltas {
             for (key, counters) in contribution.counters { rows.append((message, key, counters)) }
         }
         guard !rows.isEmpty else { return }
-        let counterArrays: [(any PostgresEncodable)?] = Self.counterColumns.indices.map {
-            column in rows.map { $0.counters.values[column] }
-        }
+        let apps = rows.map { $0.message.appId }
+        let messages = rows.map { $0.message.messageId }
+        let buckets = rows.map { $0.key.bucket }
+        let platforms = rows.map { $0.key.platform }
+        let versions = rows.map { $0.key.appVersion }
+        let locales = rows.map { $0.key.locale }
+        let counters = PostgresQuery(
+            joining: Self.counterColumns.indices.map { column -> PostgresQuery in
+                let values = rows.map { $0.counters.values[column] }
+                return "\(values)::bigint[]"
+            }, separator: ", ")
         _ = try connection.ingest(
-            prepared: prepared, Self.bucketsSQL,
-            [
-                rows.map { $0.message.appId }, rows.map { $0.message.messageId },
-                rows.map { $0.key.bucket }, rows.map { $0.key.platform },
-                rows.map { $0.key.appVersion }, rows.map { $0.key.locale },
-            ] + counterArrays)
+            prepared: prepared,
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                                       \(unescaped: Self.counterList))
+            SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(buckets)::timestamptz[],
+                                 \(platforms)::text[], \(versions)::text[], \(locales)::text[],
+                                 \(counters))
+            """)
     }
 
     private func applyLatency(on connection: PostgresConnection, prepared: Bool) throws {
@@ -269,15 +275,16 @@ struct RollupDeltas {
             for (bin, pairs) in contribution.latency { rows.append((message, bin, pairs)) }
         }
         guard !rows.isEmpty else { return }
+        let apps = rows.map { $0.message.appId }
+        let messages = rows.map { $0.message.messageId }
+        let bins = rows.map { $0.bin }
+        let pairs = rows.map { $0.pairs }
         _ = try connection.ingest(
             prepared: prepared,
             """
             INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
-            SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::bigint[])
-            """,
-            [
-                rows.map { $0.message.appId }, rows.map { $0.message.messageId },
-                rows.map { $0.bin }, rows.map { $0.pairs },
-            ])
+            SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(bins)::int[],
+                                 \(pairs)::bigint[])
+            """)
     }
 }

@@ -46,13 +46,15 @@ extension IngestBatch {
                 times.append(moment)
             }
         }
+        let messageApps = batchMessages.map(\.appId)
+        let messageIds = batchMessages.map(\.messageId)
         let rows = try connection.ingest(
             prepared: prepared,
-            "SELECT app_id, message_id FROM pushtrack_mark_influenced($1, $2, $3, $4, $5, $6, $7)",
-            [
-                apps, devices, times, influenceWindowSeconds, Double(Rollup.bucketSeconds),
-                batchMessages.map(\.appId), batchMessages.map(\.messageId),
-            ])
+            """
+            SELECT app_id, message_id
+              FROM pushtrack_mark_influenced(\(apps), \(devices), \(times), \(influenceWindowSeconds),
+                                             \(Double(Rollup.bucketSeconds)), \(messageApps), \(messageIds))
+            """)
         for row in rows {
             let message = MessageKey(
                 appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")
@@ -65,14 +67,16 @@ extension IngestBatch {
     func applyInfluence(_ influence: [MessageKey: Int], on connection: PostgresConnection) throws {
         let messages = influence.keys.filter { influence[$0] != 0 }.sorted()
         guard !messages.isEmpty else { return }
+        let apps = messages.map(\.appId)
+        let messageIds = messages.map(\.messageId)
+        let opens = messages.map { influence[$0]! }
         _ = try connection.ingest(
             prepared: prepared,
             """
             INSERT INTO message_influence AS i (app_id, message_id, influenced_opens)
-            SELECT * FROM unnest($1::text[], $2::text[], $3::bigint[])
+            SELECT * FROM unnest(\(apps)::text[], \(messageIds)::text[], \(opens)::bigint[])
             ON CONFLICT (app_id, message_id)
             DO UPDATE SET influenced_opens = i.influenced_opens + excluded.influenced_opens
-            """,
-            [messages.map(\.appId), messages.map(\.messageId), messages.map { influence[$0]! }])
+            """)
     }
 }

@@ -134,15 +134,17 @@ struct IngestBatch {
         }
         guard !keys.isEmpty else { return [] }
         let sorted = keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
+        let apps = sorted.map { $0.appId }
+        let reportKeys = sorted.map { $0.key }
         let rows = try connection.ingest(
             prepared: prepared,
             """
             INSERT INTO report_keys (app_id, report_key, first_seen)
-            SELECT a, k, $3 FROM unnest($1::text[], $2::text[]) AS t(a, k) ORDER BY a, k
+            SELECT a, k, \(now) FROM unnest(\(apps)::text[], \(reportKeys)::text[]) AS t(a, k)
+            ORDER BY a, k
             ON CONFLICT DO NOTHING
             RETURNING app_id, report_key
-            """,
-            [sorted.map { $0.appId }, sorted.map { $0.key }, now])
+            """)
         var fresh = Set<KeyRef>()
         for row in rows {
             fresh.insert(
@@ -161,7 +163,10 @@ struct IngestBatch {
             items[$0].report != nil && items[$0].event.messageId == nil
         }
         guard !legacy.isEmpty else { return }
+        let positions = Array(legacy.indices)
+        let apps = legacy.map { items[$0].appId }
         let titles = legacy.map { Self.title(fromLabel: items[$0].event.label) }
+        let times = legacy.map { items[$0].event.eventTime }
         let rows = try connection.ingest(
             prepared: prepared,
             """
@@ -170,12 +175,9 @@ struct IngestBatch {
                 WHERE s.app_id = t.a AND s.title = t.title
                   AND s.sent_at <= t.at AND s.sent_at > t.at - interval '72 hours'
                 ORDER BY s.sent_at DESC, s.send_id DESC LIMIT 1) AS message_id
-            FROM unnest($1::int[], $2::text[], $3::text[], $4::timestamptz[]) AS t(i, a, title, at)
-            """,
-            [
-                Array(legacy.indices), legacy.map { items[$0].appId }, titles,
-                legacy.map { items[$0].event.eventTime },
-            ])
+            FROM unnest(\(positions)::int[], \(apps)::text[], \(titles)::text[],
+                        \(times)::timestamptz[]) AS t(i, a, title, at)
+            """)
         for row in rows {
             guard let position = row.int("i"), let messageId = row.string("message_id") else {
                 continue
@@ -209,16 +211,18 @@ struct IngestBatch {
         }
         guard !campaigns.isEmpty else { return }
         let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
-        let columns: [(any PostgresEncodable)?] = [
-            sorted.map { $0.appId }, sorted.map { $0.key }, sorted.map { campaigns[$0]! },
-        ]
+        let apps = sorted.map { $0.appId }
+        let messages = sorted.map { $0.key }
+        let campaignIds = sorted.map { campaigns[$0]! }
         // One round trip. DO NOTHING leaves existing rows unlocked (messages are hot rows,
         // shared by every batch); the UPDATE locks only a row whose campaign it fixes. It does not
         // see the rows this statement inserts, which already carry their campaign.
         _ = try connection.ingest(
             prepared: prepared,
             """
-            WITH t AS (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) AS t(a, mid, c)),
+            WITH t AS (
+                SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(campaignIds)::text[])
+                    AS t(a, mid, c)),
             inserted AS (
                 INSERT INTO messages (app_id, message_id, campaign_id)
                 SELECT a, mid, c FROM t ORDER BY a, mid
@@ -227,7 +231,7 @@ struct IngestBatch {
             FROM t
             WHERE m.app_id = t.a AND m.message_id = t.mid AND NOT m.registered
               AND m.campaign_id = m.message_id AND t.c <> t.mid
-            """, columns)
+            """)
     }
 
     /// Counts legacy reports that matched no send, per app, day and category.
@@ -239,23 +243,26 @@ struct IngestBatch {
         }
         guard !counts.isEmpty else { return }
         let keys = counts.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        let apps = keys.map { $0[0] }
+        let days = keys.map { $0[1] }
+        let categories = keys.map { $0[2] }
+        let reports = keys.map { counts[$0]! }
         _ = try connection.ingest(
             prepared: prepared,
             """
             INSERT INTO unattributed_reports (app_id, day, category, reports)
-            SELECT * FROM unnest($1::text[], $2::date[], $3::text[], $4::bigint[]) ORDER BY 1, 2, 3
+            SELECT * FROM unnest(\(apps)::text[], \(days)::date[], \(categories)::text[],
+                                 \(reports)::bigint[])
+            ORDER BY 1, 2, 3
             ON CONFLICT (app_id, day, category)
             DO UPDATE SET reports = unattributed_reports.reports + excluded.reports
-            """,
-            [keys.map { $0[0] }, keys.map { $0[1] }, keys.map { $0[2] }, keys.map { counts[$0]! }])
+            """)
     }
 }
 
 extension PostgresConnection {
     /// A statement of the ingestion writer, prepared or not (see ``IngestBatch/prepared``).
-    func ingest(prepared: Bool, _ sql: String, _ parameters: [(any PostgresEncodable)?]) throws
-        -> PostgresRows
-    {
-        prepared ? try queryPrepared(sql, parameters) : try query(sql, parameters)
+    func ingest(prepared: Bool, _ statement: PostgresQuery) throws -> PostgresRows {
+        prepared ? try queryPrepared(statement) : try query(statement)
     }
 }
