@@ -18,11 +18,11 @@ extension Credentials {
         let rows = try connection.query(
             """
             SELECT 'token' AS kind, role, app_id FROM api_tokens
-             WHERE token_hash = $1 AND revoked_at IS NULL
+             WHERE token_hash = \(hash) AND revoked_at IS NULL
             UNION ALL
             SELECT 'write_key', NULL, app_id FROM write_keys
-             WHERE key_hash = $1 AND revoked_at IS NULL
-            """, [hash])
+             WHERE key_hash = \(hash) AND revoked_at IS NULL
+            """)
         for row in rows {
             if row.string("kind") == "token",
                 let role = row.string("role").flatMap(TokenRole.init(rawValue:))

@@ -68,7 +68,7 @@ public enum CampaignRegistry {
             return scope
         }
         guard let requested else { throw ReportError.appRequired }
-        guard try connection.query("SELECT 1 FROM apps WHERE app_id = $1", [requested]).count == 1
+        guard try connection.query("SELECT 1 FROM apps WHERE app_id = \(requested)").count == 1
         else {
             throw ReportError.unknownApp(requested)
         }
@@ -85,28 +85,27 @@ public enum CampaignRegistry {
     ) throws -> StoredSend {
         try connection.transaction { connection in
             _ = try connection.query(
-                "INSERT INTO campaigns (app_id, campaign_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-                [appId, campaignId])
+                """
+                INSERT INTO campaigns (app_id, campaign_id) VALUES (\(appId), \(campaignId))
+                ON CONFLICT DO NOTHING
+                """)
             _ = try connection.query(
                 """
                 INSERT INTO messages (app_id, message_id, campaign_id, title, first_sent_at, registered)
-                VALUES ($1, $2, $3, $4, $5, true)
+                VALUES (\(appId), \(send.messageId), \(campaignId), \(send.title), \(send.sentAt), true)
                 ON CONFLICT (app_id, message_id) DO UPDATE
                    SET campaign_id = EXCLUDED.campaign_id,
                        title = coalesce(EXCLUDED.title, messages.title),
                        first_sent_at = least(messages.first_sent_at, EXCLUDED.first_sent_at),
                        registered = true
-                """, [appId, send.messageId, campaignId, send.title, send.sentAt])
+                """)
             let row = try connection.query(
                 """
                 INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent, failed, platform)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                VALUES (\(appId), \(campaignId), \(send.messageId), \(send.title), \(send.sentAt),
+                        \(send.sent), \(send.failed), \(send.platform))
                 RETURNING send_id, sent_at, created_at
-                """,
-                [
-                    appId, campaignId, send.messageId, send.title, send.sentAt, send.sent,
-                    send.failed, send.platform,
-                ])[0]
+                """)[0]
             return StoredSend(
                 sendId: row.int("send_id") ?? 0, appId: appId, campaignId: campaignId,
                 messageId: send.messageId, title: send.title,
@@ -125,12 +124,12 @@ public enum CampaignRegistry {
         let row = try connection.query(
             """
             INSERT INTO campaigns AS c (app_id, campaign_id, name, notice_type)
-            VALUES ($1, $2, $3, $4)
+            VALUES (\(appId), \(campaignId), \(settings.name), \(settings.noticeType))
             ON CONFLICT (app_id, campaign_id) DO UPDATE
                SET name = coalesce(EXCLUDED.name, c.name),
                    notice_type = coalesce(EXCLUDED.notice_type, c.notice_type)
             RETURNING name, notice_type, created_at, (xmax = 0) AS created
-            """, [appId, campaignId, settings.name, settings.noticeType])[0]
+            """)[0]
         let campaign = StoredCampaign(
             appId: appId, campaignId: campaignId, name: row.string("name"),
             noticeType: row.string("notice_type"),

@@ -50,10 +50,12 @@ public enum Credentials {
         let writeKey = Secret.generate(prefix: writeKeyPrefix)
         try connection.transaction { connection in
             _ = try connection.query(
-                "INSERT INTO apps (app_id, name) VALUES ($1, $2)", [appId, trimmed])
+                "INSERT INTO apps (app_id, name) VALUES (\(appId), \(trimmed))")
             _ = try connection.query(
-                "INSERT INTO write_keys (key_hash, app_id, key_prefix) VALUES ($1, $2, $3)",
-                [Secret.hash(writeKey), appId, String(writeKey.prefix(10))])
+                """
+                INSERT INTO write_keys (key_hash, app_id, key_prefix)
+                VALUES (\(Secret.hash(writeKey)), \(appId), \(String(writeKey.prefix(10))))
+                """)
         }
         return CreatedApp(appId: appId, name: trimmed, writeKey: writeKey)
     }
@@ -64,15 +66,17 @@ public enum Credentials {
         -> CreatedToken
     {
         if let appId {
-            let rows = try connection.query("SELECT 1 FROM apps WHERE app_id = $1", [appId])
+            let rows = try connection.query("SELECT 1 FROM apps WHERE app_id = \(appId)")
             guard rows.count == 1 else {
                 throw PushTrackError("unknown_app", "no app has id \(appId)")
             }
         }
         let token = Secret.generate(prefix: tokenPrefix)
         _ = try connection.query(
-            "INSERT INTO api_tokens (token_hash, role, app_id, token_prefix) VALUES ($1, $2, $3, $4)",
-            [Secret.hash(token), role.rawValue, appId, String(token.prefix(10))])
+            """
+            INSERT INTO api_tokens (token_hash, role, app_id, token_prefix)
+            VALUES (\(Secret.hash(token)), \(role.rawValue), \(appId), \(String(token.prefix(10))))
+            """)
         return CreatedToken(token: token, role: role, appId: appId)
     }
 
@@ -81,7 +85,7 @@ public enum Credentials {
         -> String?
     {
         let rows = try connection.query(
-            "SELECT app_id FROM write_keys WHERE key_hash = $1 AND revoked_at IS NULL", [hash])
+            "SELECT app_id FROM write_keys WHERE key_hash = \(hash) AND revoked_at IS NULL")
         return rows.first?.string("app_id")
     }
 
@@ -90,8 +94,8 @@ public enum Credentials {
         -> TokenGrant?
     {
         let rows = try connection.query(
-            "SELECT role, app_id FROM api_tokens WHERE token_hash = $1 AND revoked_at IS NULL",
-            [hash])
+            "SELECT role, app_id FROM api_tokens WHERE token_hash = \(hash) AND revoked_at IS NULL"
+        )
         guard let row = rows.first, let role = row.string("role").flatMap(TokenRole.init(rawValue:))
         else {
             return nil
@@ -103,11 +107,11 @@ public enum Credentials {
     public static func revoke(secret: String, on connection: PostgresConnection) throws -> Bool {
         let hash = Secret.hash(secret)
         let keys = try connection.query(
-            "UPDATE write_keys SET revoked_at = now() WHERE key_hash = $1 AND revoked_at IS NULL",
-            [hash])
+            "UPDATE write_keys SET revoked_at = now() WHERE key_hash = \(hash) AND revoked_at IS NULL"
+        )
         let tokens = try connection.query(
-            "UPDATE api_tokens SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL",
-            [hash])
+            "UPDATE api_tokens SET revoked_at = now() WHERE token_hash = \(hash) AND revoked_at IS NULL"
+        )
         return keys.affectedRows + tokens.affectedRows > 0
     }
 }

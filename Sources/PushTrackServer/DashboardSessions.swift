@@ -20,8 +20,8 @@ enum DashboardSessions {
         _ = try connection.query(
             """
             INSERT INTO dashboard_sessions (session_hash, token_hash, expires_at)
-            VALUES ($1, $2, now() + make_interval(secs => $3))
-            """, [Secret.hash(session), tokenHash, seconds])
+            VALUES (\(Secret.hash(session)), \(tokenHash), now() + make_interval(secs => \(seconds)))
+            """)
         return session
     }
 
@@ -34,8 +34,8 @@ enum DashboardSessions {
             """
             SELECT t.role, t.app_id
               FROM dashboard_sessions s JOIN api_tokens t ON t.token_hash = s.token_hash
-             WHERE s.session_hash = $1 AND s.expires_at > now() AND t.revoked_at IS NULL
-            """, [hash])
+             WHERE s.session_hash = \(hash) AND s.expires_at > now() AND t.revoked_at IS NULL
+            """)
         guard let row = rows.first, let role = row.string("role").flatMap(TokenRole.init(rawValue:))
         else {
             return nil
@@ -46,6 +46,6 @@ enum DashboardSessions {
     /// Ends the session `value` (sign-out).
     static func delete(_ value: String, on connection: PostgresConnection) throws {
         _ = try connection.query(
-            "DELETE FROM dashboard_sessions WHERE session_hash = $1", [Secret.hash(value)])
+            "DELETE FROM dashboard_sessions WHERE session_hash = \(Secret.hash(value))")
     }
 }

@@ -43,14 +43,12 @@ public enum DeviceStore {
         let rows = try connection.query(
             """
             SELECT user_id, previous_user_id, created
-              FROM pushtrack_touch_device($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-            """,
-            [
-                appId, request.environment.rawValue, request.token, request.action.rawValue,
-                request.userId, context.platform, request.bundleId, context.deviceId,
-                context.appVersion, context.locale, context.notificationsEnabled,
-                request.activated, now,
-            ])
+              FROM pushtrack_touch_device(
+                  \(appId), \(request.environment.rawValue), \(request.token),
+                  \(request.action.rawValue), \(request.userId), \(context.platform),
+                  \(request.bundleId), \(context.deviceId), \(context.appVersion),
+                  \(context.locale), \(context.notificationsEnabled), \(request.activated), \(now))
+            """)
         guard let row = rows.first else {
             throw PushTrackError("device_not_stored", "the token call returned no row")
         }
@@ -70,7 +68,7 @@ public enum DeviceStore {
     ) throws -> Int {
         let before = now.addingTimeInterval(-Double(days) * 86_400)
         let rows = try connection.query(
-            "SELECT pushtrack_prune_devices($1, $2) AS pruned", [before, appId])
+            "SELECT pushtrack_prune_devices(\(before), \(appId)) AS pruned")
         return rows.first?.int("pruned") ?? 0
     }
 }

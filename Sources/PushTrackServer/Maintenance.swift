@@ -68,8 +68,10 @@ public struct Maintenance: Sendable {
     @discardableResult
     public static func ensurePartitions(_ connection: PostgresConnection) throws -> Int {
         let rows = try connection.query(
-            "SELECT pushtrack_ensure_partitions((now() AT TIME ZONE 'UTC')::date - 1, $1) AS created",
-            [partitionDaysAhead + 2])
+            """
+            SELECT pushtrack_ensure_partitions((now() AT TIME ZONE 'UTC')::date - 1,
+                                               \(partitionDaysAhead + 2)) AS created
+            """)
         return rows.first?.int("created") ?? 0
     }
 
@@ -93,14 +95,16 @@ public struct Maintenance: Sendable {
             _ = try? connection.query("SELECT set_config('lock_timeout', '0', false)")
         }
         let cutoff = try connection.query(
-            "SELECT ((now() AT TIME ZONE 'UTC')::date - $1::int)::text AS day", [retentionDays])
+            "SELECT ((now() AT TIME ZONE 'UTC')::date - \(retentionDays)::int)::text AS day")
         report.cutoffDay = cutoff.first?.string("day") ?? ""
         try dropPartitions(connection, &report)
         try ageOutDeliveries(connection, &report)
         report.defaultPartitionRows =
             try connection.query(
-                "SELECT count(*) AS n FROM events_default WHERE received_at < $1::date::timestamp AT TIME ZONE 'UTC'",
-                [report.cutoffDay]
+                """
+                SELECT count(*) AS n FROM events_default
+                 WHERE received_at < \(report.cutoffDay)::date::timestamp AT TIME ZONE 'UTC'
+                """
             ).first?.int("n") ?? 0
         return report
     }
@@ -110,10 +114,11 @@ public struct Maintenance: Sendable {
             """
             SELECT 'events_p' || to_char(d, 'YYYYMMDD') AS name
             FROM generate_series((now() AT TIME ZONE 'UTC')::date - 1,
-                                 (now() AT TIME ZONE 'UTC')::date + $1::int, interval '1 day') AS d
+                                 (now() AT TIME ZONE 'UTC')::date + \(Self.partitionDaysAhead)::int,
+                                 interval '1 day') AS d
             WHERE to_regclass('events_p' || to_char(d, 'YYYYMMDD')) IS NULL
             ORDER BY 1
-            """, [Self.partitionDaysAhead]
+            """
         ).map { $0.string("name") ?? "" }
         if !dryRun && !wanted.isEmpty { try Self.ensurePartitions(connection) }
         return wanted
@@ -132,9 +137,9 @@ public struct Maintenance: Sendable {
             JOIN pg_namespace n ON n.oid = c.relnamespace AND n.nspname = current_schema()
             LEFT JOIN pg_inherits i ON i.inhrelid = c.oid AND i.inhparent = 'events'::regclass
             WHERE c.relkind = 'r' AND c.relname ~ '^events_p[0-9]{8}$'
-              AND to_date(substr(c.relname, 9), 'YYYYMMDD') < $1::date
+              AND to_date(substr(c.relname, 9), 'YYYYMMDD') < \(cutoffDay)::date
             ORDER BY c.relname
-            """, [cutoffDay]
+            """
         ).map {
             (
                 $0.string("name") ?? "", $0.bool("attached") ?? false,
@@ -149,8 +154,8 @@ public struct Maintenance: Sendable {
         if dryRun {
             for partition in expired {
                 let rows = try connection.query(
-                    "SELECT reltuples::bigint AS n FROM pg_class WHERE oid = to_regclass($1)",
-                    [partition.name])
+                    "SELECT reltuples::bigint AS n FROM pg_class WHERE oid = to_regclass(\(partition.name))"
+                )
                 report.droppedPartitions.append(
                     DroppedPartition(
                         name: partition.name, events: max(rows.first?.int("n") ?? 0, 0)))
@@ -164,12 +169,11 @@ public struct Maintenance: Sendable {
             try connection.query(
                 "SELECT partdefid = 0 AS none FROM pg_partitioned_table WHERE partrelid = 'events'::regclass"
             ).first?.bool("none") ?? false
-        _ = try connection.query(
-            "SELECT set_config('lock_timeout', $1, false)", ["\(lockTimeoutMilliseconds)ms"])
+        let lockTimeout = "\(lockTimeoutMilliseconds)ms"
+        _ = try connection.query("SELECT set_config('lock_timeout', \(lockTimeout), false)")
         for partition in expired {
-            // The name matched ^events_p[0-9]{8}$, so quoting it is enough (identifiers cannot
-            // be bound parameters).
-            let table = "\"\(partition.name)\""
+            // Identifiers cannot be bound parameters; the name matched ^events_p[0-9]{8}$.
+            let table = PostgresQuery.quoted(identifier: partition.name)
             if partition.attached {
                 let statement =
                     partition.detachPending
@@ -183,7 +187,7 @@ public struct Maintenance: Sendable {
             }
             let events = try connection.transaction { connection in
                 let rows = try connection.query(
-                    "SELECT pushtrack_retire_partition($1) AS n", [partition.name])
+                    "SELECT pushtrack_retire_partition(\(partition.name)) AS n")
                 try connection.execute("DROP TABLE \(table)")
                 return rows.first?.int("n") ?? 0
             }
@@ -212,7 +216,6 @@ public struct Maintenance: Sendable {
     /// Deletes, in small batches, the delivery state of retired messages none of whose pairs
     /// changed since the cutoff; their folded counters stay.
     private func ageOutDeliveries(_ connection: PostgresConnection, _ report: inout Report) throws {
-        let cutoff = [report.cutoffDay]
         let messages = try connection.query(
             """
             SELECT r.app_id, r.message_id,
@@ -223,9 +226,9 @@ public struct Maintenance: Sendable {
               AND NOT EXISTS (
                   SELECT 1 FROM deliveries d
                   WHERE d.app_id = r.app_id AND d.message_id = r.message_id
-                    AND d.updated_at >= $1::date::timestamp AT TIME ZONE 'UTC')
+                    AND d.updated_at >= \(report.cutoffDay)::date::timestamp AT TIME ZONE 'UTC')
             ORDER BY 1, 2
-            """, cutoff)
+            """)
         for message in messages {
             let appId = message.string("app_id") ?? ""
             let messageId = message.string("message_id") ?? ""
@@ -241,19 +244,21 @@ public struct Maintenance: Sendable {
                         WITH gone AS (
                             DELETE FROM deliveries WHERE ctid = ANY (ARRAY(
                                 SELECT ctid FROM deliveries
-                                WHERE app_id = $1 AND message_id = $2
-                                  AND updated_at < $3::date::timestamp AT TIME ZONE 'UTC'
-                                LIMIT $4))
+                                WHERE app_id = \(appId) AND message_id = \(messageId)
+                                  AND updated_at < \(report.cutoffDay)::date::timestamp AT TIME ZONE 'UTC'
+                                LIMIT \(deleteBatchSize)))
                             RETURNING 1)
                         SELECT count(*) AS n FROM gone
-                        """, [appId, messageId, report.cutoffDay, deleteBatchSize]
+                        """
                     ).first?.int("n") ?? 0
                 report.deletedDeliveries += deleted
                 if deleted < deleteBatchSize { break }
             }
             _ = try connection.query(
-                "UPDATE retired_messages SET state_aged_out_at = now() WHERE app_id = $1 AND message_id = $2",
-                [appId, messageId])
+                """
+                UPDATE retired_messages SET state_aged_out_at = now()
+                 WHERE app_id = \(appId) AND message_id = \(messageId)
+                """)
         }
     }
 }

@@ -142,8 +142,10 @@ public struct Migrator: Sendable {
             try connection.transaction { connection in
                 try connection.execute(migration.sql)
                 _ = try connection.query(
-                    "INSERT INTO schema_migrations (version, name, checksum) VALUES ($1, $2, $3)",
-                    [migration.version, migration.name, migration.checksum])
+                    """
+                    INSERT INTO schema_migrations (version, name, checksum)
+                    VALUES (\(migration.version), \(migration.name), \(migration.checksum))
+                    """)
             }
             done.append(migration.name)
         }

@@ -10,7 +10,7 @@ extension ReportStore {
             throw ReportError.appNotAllowed(requested, tokenApp: scope)
         }
         if let app = scope ?? requested {
-            guard try !connection.query("SELECT 1 FROM apps WHERE app_id = $1", [app]).isEmpty
+            guard try !connection.query("SELECT 1 FROM apps WHERE app_id = \(app)").isEmpty
             else { throw ReportError.unknownApp(app) }
             return app
         }
@@ -46,8 +46,9 @@ extension ReportStore {
                        coalesce(sum(permission_on), 0)::bigint AS permission_on,
                        coalesce(sum(bound), 0)::bigint AS bound
                   FROM device_totals
-                 WHERE app_id = $1 AND ($2::text IS NULL OR environment = $2)
-                """, [appId, environment]
+                 WHERE app_id = \(appId)
+                   AND (\(environment)::text IS NULL OR environment = \(environment))
+                """
             ).first
             let funnel = try connection.query(
                 """
@@ -56,20 +57,24 @@ extension ReportStore {
                        coalesce(sum(opened), 0)::bigint AS opened,
                        coalesce(sum(influenced_opens), 0)::bigint AS influenced_opens
                   FROM message_report
-                 WHERE app_id = $1 AND ($2::text IS NULL OR campaign_id = $2)
-                """, [appId, campaignId]
+                 WHERE app_id = \(appId)
+                   AND (\(campaignId)::text IS NULL OR campaign_id = \(campaignId))
+                """
             ).first
             let series = try connection.query(
                 """
                 SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(devices)::bigint AS devices,
                        sum(permission_on)::bigint AS permission_on
                   FROM device_permission_days
-                 WHERE app_id = $1 AND ($2::text IS NULL OR environment = $2)
-                   AND ($3::timestamptz IS NULL OR day::timestamp AT TIME ZONE 'UTC' >= $3)
-                   AND ($4::timestamptz IS NULL OR day::timestamp AT TIME ZONE 'UTC' < $4)
+                 WHERE app_id = \(appId)
+                   AND (\(environment)::text IS NULL OR environment = \(environment))
+                   AND (\(window.from)::timestamptz IS NULL
+                        OR day::timestamp AT TIME ZONE 'UTC' >= \(window.from))
+                   AND (\(window.to)::timestamptz IS NULL
+                        OR day::timestamp AT TIME ZONE 'UTC' < \(window.to))
                  GROUP BY day
                  ORDER BY day
-                """, [appId, environment, window.from, window.to]
+                """
             ).map { row in
                 PermissionDay(
                     day: row.string("day") ?? "", devices: row.int("devices") ?? 0,

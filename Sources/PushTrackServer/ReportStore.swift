@@ -65,15 +65,17 @@ public struct ReportStore {
         if let scope, let requested, requested != scope {
             throw ReportError.appNotAllowed(requested, tokenApp: scope)
         }
+        let app = scope ?? requested
         let apps = try connection.query(
             """
             SELECT app_id FROM campaigns
-             WHERE campaign_id = $1 AND ($2::text IS NULL OR app_id = $2)
+             WHERE campaign_id = \(campaignId) AND (\(app)::text IS NULL OR app_id = \(app))
             UNION
             SELECT app_id FROM messages
-             WHERE coalesce(campaign_id, message_id) = $1 AND ($2::text IS NULL OR app_id = $2)
+             WHERE coalesce(campaign_id, message_id) = \(campaignId)
+               AND (\(app)::text IS NULL OR app_id = \(app))
             ORDER BY 1
-            """, [campaignId, scope ?? requested]
+            """
         ).compactMap { $0.string("app_id") }
         switch apps.count {
         case 0: throw ReportError.campaignNotFound(campaignId, appId: scope ?? requested)
@@ -98,18 +100,18 @@ public struct ReportStore {
         let rows = try connection.query(
             """
             SELECT * FROM campaign_report
-             WHERE ($1::text IS NULL OR app_id = $1)
-               AND ($2::timestamptz IS NULL OR first_sent_at >= $2)
-               AND ($3::timestamptz IS NULL OR first_sent_at < $3)
-            """, [app, window.from, window.to])
+             WHERE (\(app)::text IS NULL OR app_id = \(app))
+               AND (\(window.from)::timestamptz IS NULL OR first_sent_at >= \(window.from))
+               AND (\(window.to)::timestamptz IS NULL OR first_sent_at < \(window.to))
+            """)
         var latency: [String: [Int: Int]] = [:]
         for row in try connection.query(
             """
             SELECT app_id, campaign_id, bin, sum(pairs)::bigint AS pairs
               FROM campaign_open_latency
-             WHERE ($1::text IS NULL OR app_id = $1)
+             WHERE (\(app)::text IS NULL OR app_id = \(app))
              GROUP BY 1, 2, 3
-            """, [app])
+            """)
         {
             let key = (row.string("app_id") ?? "") + "\u{1F}" + (row.string("campaign_id") ?? "")
             latency[key, default: [:]][row.int("bin") ?? 0] = row.int("pairs") ?? 0
@@ -130,13 +132,17 @@ public struct ReportStore {
 
     // MARK: Campaign report
 
-    /// The messages of the campaign, as a condition on `messages m` with `$1` the app, `$2` the
-    /// campaign, `$3`/`$4` the range of first sends (NULL: unbounded).
-    private static let campaignMessages = """
-        m.app_id = $1 AND coalesce(m.campaign_id, m.message_id) = $2
-        AND ($3::timestamptz IS NULL OR m.first_sent_at >= $3)
-        AND ($4::timestamptz IS NULL OR m.first_sent_at < $4)
+    /// The messages of the campaign first sent in `window` (an unbounded end is NULL), as a
+    /// condition on `messages m`.
+    private static func campaignMessages(
+        appId: String, campaignId: String, window: ReportWindow
+    ) -> PostgresQuery {
         """
+        m.app_id = \(appId) AND coalesce(m.campaign_id, m.message_id) = \(campaignId)
+        AND (\(window.from)::timestamptz IS NULL OR m.first_sent_at >= \(window.from))
+        AND (\(window.to)::timestamptz IS NULL OR m.first_sent_at < \(window.to))
+        """
+    }
 
     /// The report of a campaign of `appId` (see ``appHolding(campaignId:requested:scope:)``),
     /// limited to the messages first sent in `window` when it has bounds.
@@ -159,10 +165,12 @@ public struct ReportStore {
     private func buildCampaignReport(appId: String, campaignId: String, window: ReportWindow)
         throws -> CampaignReport
     {
-        let parameters: [(any PostgresEncodable)?] = [appId, campaignId, window.from, window.to]
+        let messages = Self.campaignMessages(appId: appId, campaignId: campaignId, window: window)
         let campaign = try connection.query(
-            "SELECT name, notice_type FROM campaigns WHERE app_id = $1 AND campaign_id = $2",
-            [appId, campaignId]
+            """
+            SELECT name, notice_type FROM campaigns
+             WHERE app_id = \(appId) AND campaign_id = \(campaignId)
+            """
         ).first
 
         var latency: [String: [Int: Int]] = [:]
@@ -170,8 +178,8 @@ public struct ReportStore {
             """
             SELECT m.message_id, m.bin, m.pairs
               FROM campaign_open_latency m -- it has the columns of messages the filter reads
-             WHERE \(Self.campaignMessages)
-            """, parameters)
+             WHERE \(messages)
+            """)
         {
             // Rows to sum: a bin may have a folded row and unfolded ones.
             latency[row.string("message_id") ?? "", default: [:]][
@@ -182,12 +190,12 @@ public struct ReportStore {
         let messageRows = try connection.query(
             """
             SELECT * FROM message_report
-             WHERE app_id = $1 AND campaign_id = $2
-               AND ($3::timestamptz IS NULL OR sent_at >= $3)
-               AND ($4::timestamptz IS NULL OR sent_at < $4)
+             WHERE app_id = \(appId) AND campaign_id = \(campaignId)
+               AND (\(window.from)::timestamptz IS NULL OR sent_at >= \(window.from))
+               AND (\(window.to)::timestamptz IS NULL OR sent_at < \(window.to))
              ORDER BY sent_at NULLS LAST, message_id
-            """, parameters)
-        var messages: [MessageReport] = []
+            """)
+        var reports: [MessageReport] = []
         var parts: [(metrics: ReportMetrics, latency: [Int: Int])] = []
         for row in messageRows {
             let messageId = row.string("message_id") ?? ""
@@ -197,7 +205,7 @@ public struct ReportStore {
                 timeToOpen: TimeToOpen(histogram: histogram),
                 influencedOpens: row.int("influenced_opens") ?? 0)
             let sentAt = row.date("sent_at")
-            messages.append(
+            reports.append(
                 MessageReport(
                     messageId: messageId, title: row.string("title"), sentAt: sentAt,
                     registered: row.bool("registered") ?? false, metrics: metrics))
@@ -207,28 +215,28 @@ public struct ReportStore {
         let summary = CampaignSummary(
             appId: appId, campaignId: campaignId, name: campaign?.string("name"),
             noticeType: campaign?.string("notice_type"),
-            firstSentAt: messages.compactMap(\.sentAt).min(), messageCount: messages.count,
+            firstSentAt: reports.compactMap(\.sentAt).min(), messageCount: reports.count,
             metrics: total)
         return CampaignReport(
-            summary: summary, messages: messages,
-            breakdowns: try breakdowns(parameters),
-            openCurve: try openCurve(parameters, sent: total.sent ?? 0),
+            summary: summary, messages: reports,
+            breakdowns: try breakdowns(of: messages),
+            openCurve: try openCurve(of: messages, sent: total.sent ?? 0),
             window: window)
     }
 
-    /// Counters by platform, app version and locale: the campaign's rows of
-    /// `message_dimension_counters` summed per combination, then per dimension;
+    /// Counters by platform, app version and locale: the rows of `message_dimension_counters`
+    /// of `messages` (a condition on `messages m`) summed per combination, then per dimension;
     /// `sent` by the sends' platform.
-    private func breakdowns(_ parameters: [(any PostgresEncodable)?]) throws -> Breakdowns {
+    private func breakdowns(of messages: PostgresQuery) throws -> Breakdowns {
         var sentByPlatform: [String: Int] = [:]
         for row in try connection.query(
             """
             SELECT coalesce(s.platform, '') AS platform, sum(s.sent)::bigint AS sent
               FROM sends s
               JOIN messages m ON m.app_id = s.app_id AND m.message_id = s.message_id
-             WHERE \(Self.campaignMessages)
+             WHERE \(messages)
              GROUP BY 1
-            """, parameters)
+            """)
         {
             sentByPlatform[row.string("platform") ?? ""] = row.int("sent") ?? 0
         }
@@ -249,12 +257,12 @@ public struct ReportStore {
                            sum(r.duplicate_reports) AS duplicate_reports
                       FROM message_dimension_counters r
                       JOIN messages m ON m.app_id = r.app_id AND m.message_id = r.message_id
-                     WHERE \(Self.campaignMessages)
+                     WHERE \(messages)
                      GROUP BY 1, 2, 3) r
              CROSS JOIN LATERAL (VALUES ('platform', r.platform), ('appVersion', r.app_version),
                                         ('locale', r.locale)) AS d (dimension, value)
              GROUP BY 1, 2
-            """, parameters)
+            """)
         var platformsSeen: Set<String> = []
         for row in rows {
             let dimension = row.string("dimension") ?? ""
@@ -290,10 +298,8 @@ public struct ReportStore {
     }
 
     /// Opens by where their 5-minute bucket ends after the message's first send, within the
-    /// curve's horizon, summed over the campaign's messages.
-    private func openCurve(_ parameters: [(any PostgresEncodable)?], sent: Int) throws
-        -> [OpenCurve.Point]
-    {
+    /// curve's horizon, summed over `messages` (a condition on `messages m`).
+    private func openCurve(of messages: PostgresQuery, sent: Int) throws -> [OpenCurve.Point] {
         let rows = try connection.query(
             """
             SELECT extract(epoch FROM r.bucket - m.first_sent_at)::float8 + \(Rollup.bucketSeconds)
@@ -301,11 +307,11 @@ public struct ReportStore {
                    sum(r.opened)::bigint AS opened
               FROM message_bucket_counters r
               JOIN messages m ON m.app_id = r.app_id AND m.message_id = r.message_id
-             WHERE \(Self.campaignMessages)
+             WHERE \(messages)
                AND m.first_sent_at IS NOT NULL AND r.opened <> 0
                AND r.bucket < m.first_sent_at + make_interval(secs => \(OpenCurve.horizonSeconds))
              GROUP BY 1
-            """, parameters)
+            """)
         let opens = rows.map { row in
             OpenCurve.Opens(
                 endsAfterSeconds: row.double("ends_after") ?? .infinity,
@@ -328,10 +334,10 @@ public struct ReportStore {
             SELECT time, delivered, confirmed_arrivals, foreground_arrivals, background_arrivals,
                    opened, clicks, dismissed, duplicate_reports
               FROM campaign_timeseries
-             WHERE app_id = $1 AND campaign_id = $2
-               AND ($3::timestamptz IS NULL OR time >= $3)
-               AND ($4::timestamptz IS NULL OR time < $4)
-            """, [appId, campaignId, window.from, window.to])
+             WHERE app_id = \(appId) AND campaign_id = \(campaignId)
+               AND (\(window.from)::timestamptz IS NULL OR time >= \(window.from))
+               AND (\(window.to)::timestamptz IS NULL OR time < \(window.to))
+            """)
         let buckets = rows.compactMap { row in
             row.date("time").map { (bucket: $0, counters: Self.counters(row)) }
         }

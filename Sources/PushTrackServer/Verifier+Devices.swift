@@ -16,9 +16,9 @@ extension Verifier {
                     OR NOT EXISTS (
                         SELECT 1 FROM events e
                          WHERE e.app_id = x.app_id AND e.device_id = x.device_id
-                           AND e.category = $1 AND e.outcome = 'generic'
+                           AND e.category = \(IngestBatch.appOpenCategory) AND e.outcome = 'generic'
                            AND e.event_time = x.influenced_at))
-            """, [IngestBatch.appOpenCategory])
+            """)
         {
             let arrival = row.date("first_arrival_at").map { RFC3339.format($0) } ?? "-"
             let influenced = row.date("influenced_at").map { RFC3339.format($0) } ?? "-"
