@@ -22,9 +22,9 @@ import Testing
     @Test func uniqueViolationCarriesSQLStateAndDetail() throws {
         let connection = try connect()
         try connection.execute("CREATE TEMP TABLE devices (id int PRIMARY KEY)")
-        _ = try connection.query("INSERT INTO devices VALUES ($1)", [1])
+        _ = try connection.query("INSERT INTO devices VALUES (\(1))")
         let error = try #require(throws: PostgresError.self) {
-            try connection.query("INSERT INTO devices VALUES ($1)", [1])
+            try connection.query("INSERT INTO devices VALUES (\(1))")
         }
         #expect(error.kind == .query)
         #expect(error.sqlState == .uniqueViolation)
@@ -36,7 +36,7 @@ import Testing
     @Test func unknownFunctionCarriesHint() throws {
         let connection = try connect()
         let error = try #require(throws: PostgresError.self) {
-            try connection.query("SELECT no_such_function($1::int)", [1])
+            try connection.query("SELECT no_such_function(\(1)::int)")
         }
         #expect(error.sqlState == .undefinedFunction)
         #expect(
@@ -59,7 +59,7 @@ import Testing
         #expect(rows[1].int(1) == nil)
         try connection.execute(
             "CREATE TEMP TABLE t (a int); INSERT INTO t SELECT generate_series(1, 5)")
-        let updated = try connection.query("UPDATE t SET a = a + 1 WHERE a > $1", [2])
+        let updated = try connection.query("UPDATE t SET a = a + 1 WHERE a > \(2)")
         #expect(updated.affectedRows == 3)
         #expect(updated.count == 0)
         #expect(updated.columns.isEmpty)
@@ -94,7 +94,7 @@ import Testing
         let connection = try connect()
         try connection.execute("CREATE TEMP TABLE ledger (n int)")
         let value = try connection.transaction { connection in
-            _ = try connection.query("INSERT INTO ledger VALUES ($1), ($2)", [1, 2])
+            _ = try connection.query("INSERT INTO ledger VALUES (\(1)), (\(2))")
             return "done"
         }
         #expect(value == "done")
@@ -106,15 +106,15 @@ import Testing
         try connection.execute("CREATE TEMP TABLE ledger (n int)")
         #expect(throws: ExpectedFailure.self) {
             try connection.transaction { connection in
-                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
+                _ = try connection.query("INSERT INTO ledger VALUES (\(1))")
                 throw ExpectedFailure()
             }
         }
         #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
         let sqlError = try #require(throws: PostgresError.self) {
             try connection.transaction { connection in
-                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
-                _ = try connection.query("INSERT INTO ledger VALUES ($1)", ["not a number"])
+                _ = try connection.query("INSERT INTO ledger VALUES (\(1))")
+                _ = try connection.query("INSERT INTO ledger VALUES (\("not a number"))")
             }
         }
         #expect(sqlError.sqlState == .invalidTextRepresentation)
@@ -126,7 +126,7 @@ import Testing
         try connection.execute("CREATE TEMP TABLE ledger (n int)")
         let error = try #require(throws: PostgresError.self) {
             try connection.transaction { connection in
-                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
+                _ = try connection.query("INSERT INTO ledger VALUES (\(1))")
                 _ = try? connection.query("SELECT 1 / 0")
             }
         }

@@ -176,8 +176,8 @@ struct DashboardRouteTests {
         #expect(try fixture.server.count("SELECT count(*) AS n FROM dashboard_sessions") == 1)
         #expect(
             try fixture.server.count(
-                "SELECT count(*) AS n FROM dashboard_sessions WHERE session_hash = $1",
-                [Secret.hash(cookie)]) == 1)
+                "SELECT count(*) AS n FROM dashboard_sessions WHERE session_hash = \(Secret.hash(cookie))"
+            ) == 1)
 
         browser.cookie = cookie
         let list = try browser.get("/dashboard")
@@ -210,8 +210,8 @@ struct DashboardRouteTests {
         #expect(try browser.get("/dashboard").status == 303)
         #expect(
             try fixture.server.count(
-                "SELECT count(*) AS n FROM dashboard_sessions WHERE session_hash = $1",
-                [Secret.hash(cookie)]) == 0)
+                "SELECT count(*) AS n FROM dashboard_sessions WHERE session_hash = \(Secret.hash(cookie))"
+            ) == 0)
     }
 
     @Test func formsFromOtherSitesAreRefused() throws {

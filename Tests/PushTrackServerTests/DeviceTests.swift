@@ -42,8 +42,7 @@ struct DeviceTests {
         throws -> String?
     {
         try server.db.query(
-            "SELECT user_id FROM devices WHERE token = $1 AND environment = $2",
-            [token, environment]
+            "SELECT user_id FROM devices WHERE token = \(token) AND environment = \(environment)"
         ).first?.string("user_id")
     }
 
@@ -93,7 +92,7 @@ struct DeviceTests {
         #expect(try Self.owner(server, Self.tokenA) == "bob")
         #expect(try Self.owner(server, Self.tokenB) == "alice")
         let language = try server.db.query(
-            "SELECT locale FROM devices WHERE token = $1", [Self.tokenA]
+            "SELECT locale FROM devices WHERE token = \(Self.tokenA)"
         ).first?.string("locale")
         #expect(language == "fr-CA")
         // An upload (not signed in) keeps the binding; sign-out clears it, twice is harmless.
@@ -147,7 +146,7 @@ struct DeviceTests {
         done.wait()
         #expect(failures.withLock { $0 } == [])
         #expect(
-            try server.count("SELECT count(*) AS n FROM devices WHERE token = $1", [Self.tokenA])
+            try server.count("SELECT count(*) AS n FROM devices WHERE token = \(Self.tokenA)")
                 == 1)
         let owner = try Self.owner(server, Self.tokenA)
         #expect(owner == "u0" || owner == "u1")

@@ -70,8 +70,9 @@ final class LiveServer {
             body: bytes)
     }
 
-    func count(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
-        try db.query(sql, parameters).first?.int("n") ?? -1
+    /// The `n` column of the first row of `query`, -1 when there is none.
+    func count(_ query: PostgresQuery) throws -> Int {
+        try db.query(query).first?.int("n") ?? -1
     }
 }
 

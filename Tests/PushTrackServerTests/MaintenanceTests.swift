@@ -10,16 +10,15 @@ struct MaintenanceTests {
     /// The name of the daily partition `daysAgo` days before today (UTC).
     static func partition(_ db: PostgresConnection, daysAgo: Int) throws -> String {
         try db.query(
-            "SELECT 'events_p' || to_char((now() AT TIME ZONE 'UTC')::date - $1::int, 'YYYYMMDD') AS name",
-            [daysAgo]
+            "SELECT 'events_p' || to_char((now() AT TIME ZONE 'UTC')::date - \(daysAgo)::int, 'YYYYMMDD') AS name"
         ).first?.string("name") ?? ""
     }
 
     /// Creates the daily partitions from `fromDaysAgo` days ago for `days` days.
     static func createOldPartitions(_ db: PostgresConnection, fromDaysAgo: Int, days: Int) throws {
         _ = try db.query(
-            "SELECT pushtrack_ensure_partitions((now() AT TIME ZONE 'UTC')::date - $1::int, $2)",
-            [fromDaysAgo, days])
+            "SELECT pushtrack_ensure_partitions((now() AT TIME ZONE 'UTC')::date - \(fromDaysAgo)::int, \(days))"
+        )
     }
 
     /// A live server whose own maintenance (run at its start, then hourly) stays out of the
@@ -33,7 +32,7 @@ struct MaintenanceTests {
     }
 
     static func exists(_ db: PostgresConnection, _ table: String) throws -> Bool {
-        try db.query("SELECT to_regclass($1) IS NOT NULL AS e", [table]).first?.bool("e") ?? false
+        try db.query("SELECT to_regclass(\(table)) IS NOT NULL AS e").first?.bool("e") ?? false
     }
 
     /// Every report view and aggregate, as JSON text: what must not change.
@@ -85,7 +84,7 @@ struct MaintenanceTests {
             "UPDATE deliveries SET updated_at = updated_at - interval '95 days' WHERE message_id = 'old'"
         )
         let oldPartition = try Self.partition(db, daysAgo: 95)
-        #expect(try server.count("SELECT count(*) AS n FROM \"\(oldPartition)\"") == 5)
+        #expect(try server.count("SELECT count(*) AS n FROM \(identifier: oldPartition)") == 5)
         let keysBefore = try server.count("SELECT count(*) AS n FROM report_keys")
         let oldKeys = try server.count(
             "SELECT count(*) AS n FROM report_keys k JOIN events e ON e.app_id = k.app_id AND e.report_key = k.report_key WHERE e.received_at < now() - interval '90 days'"

@@ -44,24 +44,24 @@ struct MigratorTests {
                 """
                 INSERT INTO message_rollups AS r (app_id, message_id, bucket, platform, app_version,
                     locale, delivered, confirmed, background, opened, clicks)
-                VALUES ('a', $1, $2, 'ios', '3.2', 'en-US', $3, $3, $3, $4, $4)
+                VALUES ('a', \(message), \(bucket), 'ios', '3.2', 'en-US', \(delivered), \(delivered), \(delivered), \(opened), \(opened))
                 ON CONFLICT (app_id, message_id, bucket, platform, app_version, locale) DO UPDATE
                 SET delivered = r.delivered + excluded.delivered,
                     confirmed = r.confirmed + excluded.confirmed,
                     background = r.background + excluded.background,
                     opened = r.opened + excluded.opened, clicks = r.clicks + excluded.clicks
-                """, [message, bucket, delivered, opened])
+                """)
             _ = try db.query(
                 """
                 INSERT INTO message_totals AS t (app_id, message_id, delivered, confirmed,
                     background, opened, clicks)
-                VALUES ('a', $1, $2, $2, $2, $3, $3)
+                VALUES ('a', \(message), \(delivered), \(delivered), \(delivered), \(opened), \(opened))
                 ON CONFLICT (app_id, message_id) DO UPDATE
                 SET delivered = t.delivered + excluded.delivered,
                     confirmed = t.confirmed + excluded.confirmed,
                     background = t.background + excluded.background,
                     opened = t.opened + excluded.opened, clicks = t.clicks + excluded.clicks
-                """, [message, delivered, opened])
+                """)
         }
         try rollup("m1", "2026-11-29T08:00:00Z", 10, 0)
         #expect(try ReportCompactor.compact(db) == 1)
@@ -235,7 +235,7 @@ struct CredentialsTests {
         #expect(stored[0].bytes("key_hash") == Secret.hash(app.writeKey))
         #expect(
             try db.query(
-                "SELECT 1 FROM write_keys WHERE key_hash::text LIKE $1", ["%" + app.writeKey + "%"]
+                "SELECT 1 FROM write_keys WHERE key_hash::text LIKE \("%" + app.writeKey + "%")"
             ).count == 0)
         #expect(
             try Credentials.appForWriteKey(hash: Secret.hash(app.writeKey), on: db) == app.appId)

@@ -43,8 +43,8 @@ final class ReportFixture {
         // Messages the ingestion path made from events (registered = false).
         for (message, campaign) in [("m3", "spring-sale"), ("m4", "m4")] {
             _ = try db.query(
-                "INSERT INTO messages (app_id, message_id, campaign_id) VALUES ($1, $2, $3)",
-                [appId, message, campaign])
+                "INSERT INTO messages (app_id, message_id, campaign_id) VALUES (\(appId), \(message), \(campaign))"
+            )
         }
         try registerSend(
             #"{"messageId":"m1","title":"Spring sale","sentAt":"2026-11-29T08:00:00Z","sent":600,"platform":"ios","appId":"\#(appId)"}"#
@@ -85,8 +85,8 @@ final class ReportFixture {
 
         // App B's campaign of the same id.
         _ = try db.query(
-            "INSERT INTO messages (app_id, message_id, campaign_id) VALUES ($1, 'b1', 'spring-sale')",
-            [otherApp.appId])
+            "INSERT INTO messages (app_id, message_id, campaign_id) VALUES (\(otherApp.appId), 'b1', 'spring-sale')"
+        )
         try rollup(
             "b1", "2026-11-29T08:00:00Z", "ios", "", "", [7, 7, 7, 0, 0, 0, 0, 0],
             app: otherApp.appId)
@@ -117,15 +117,15 @@ final class ReportFixture {
             """
             INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
                 delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicate_reports)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-            """,
-            [app ?? appId, message, bucket, platform, version, locale] + counters.map { $0 })
+            VALUES (\(app ?? appId), \(message), \(bucket), \(platform), \(version), \(locale),
+                    \(PostgresQuery(joining: counters.map { "\($0)" }, separator: ", ")))
+            """)
     }
 
     func latency(_ message: String, seconds: Double, pairs: Int) throws {
         _ = try db.query(
-            "INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs) VALUES ($1, $2, $3, $4)",
-            [appId, message, OpenLatency.bin(seconds: seconds), pairs])
+            "INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs) VALUES (\(appId), \(message), \(OpenLatency.bin(seconds: seconds)), \(pairs))"
+        )
     }
 }
 
