@@ -121,21 +121,6 @@ public final class PostgresConnection {
         return try results(sent: sent == 1, operation: .query)
     }
 
-    /// The positional form, until every caller builds a ``PostgresQuery``.
-    public func query(_ sql: String, _ parameters: [(any PostgresEncodable)?]) throws(PostgresError)
-        -> PostgresRows
-    {
-        try query(PostgresQuery(unsafeSQL: sql, bindings: parameters.map { $0?.postgresText }))
-    }
-
-    /// The positional form, until every caller builds a ``PostgresQuery``.
-    public func queryPrepared(_ sql: String, _ parameters: [(any PostgresEncodable)?])
-        throws(PostgresError) -> PostgresRows
-    {
-        try queryPrepared(
-            PostgresQuery(unsafeSQL: sql, bindings: parameters.map { $0?.postgresText }))
-    }
-
     /// Whether `text` holds a NUL byte, with `memchr` (parameters can be array literals of many
     /// kilobytes, checked for every batch).
     private static func containsNUL(_ text: String) -> Bool {

@@ -26,14 +26,6 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
     /// query can be renumbered when it is interpolated into another.
     private var placeholders: [Int]
 
-    /// A statement whose `$n` placeholders were written by hand, for the positional form being
-    /// retired.
-    init(unsafeSQL sql: String, bindings: [String?]) {
-        self.sql = sql
-        self.bindings = bindings
-        placeholders = []
-    }
-
     public init(stringLiteral value: String) {
         sql = value
         bindings = []
