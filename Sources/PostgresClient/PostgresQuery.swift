@@ -87,16 +87,14 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
         public mutating func appendInterpolation(_ fragment: PostgresQuery) {
             let text = fragment.sql.utf8
             var copied = text.startIndex
-            var offset = 0
             for (position, (placeholder, value)) in zip(fragment.placeholders, fragment.bindings)
                 .enumerated()
             {
-                let start = text.index(copied, offsetBy: placeholder - offset)
+                // The fragment wrote `$<position + 1>` at `placeholder`.
+                let start = text.index(text.startIndex, offsetBy: placeholder)
                 sql.append(contentsOf: fragment.sql[copied..<start])
-                // The fragment wrote `$<position + 1>` there.
-                let length = 1 + String(position + 1).utf8.count
-                copied = text.index(start, offsetBy: length)
-                offset = placeholder + length
+                copied = text.index(
+                    start, offsetBy: PostgresQuery.placeholder(position + 1).utf8.count)
                 bind(value)
             }
             sql.append(contentsOf: fragment.sql[copied...])
@@ -117,10 +115,17 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
         private mutating func bind(_ text: String?) {
             bindings.append(text)
             placeholders.append(sql.utf8.count)
-            sql += "$"
-            sql += String(bindings.count)
+            sql += PostgresQuery.placeholder(bindings.count)
         }
     }
+
+    /// `$<number>`, from a table for the numbers statements use (the writer binds a dozen
+    /// parameters per statement, thousands of times a second).
+    private static func placeholder(_ number: Int) -> String {
+        number <= placeholders.count ? placeholders[number - 1] : "$\(number)"
+    }
+
+    private static let placeholders = (1...64).map { "$\($0)" }
 
     /// `name` as a quoted SQL identifier: `events_p20260101` → `"events_p20260101"`,
     /// `a"b` → `"a""b"`.

@@ -253,11 +253,11 @@ struct RollupDeltas {
         let platforms = rows.map { $0.key.platform }
         let versions = rows.map { $0.key.appVersion }
         let locales = rows.map { $0.key.locale }
-        let counters = PostgresQuery(
-            joining: Self.counterColumns.indices.map { column -> PostgresQuery in
-                let values = rows.map { $0.counters.values[column] }
-                return "\(values)::bigint[]"
-            }, separator: ", ")
+        // One array per counter, in counterColumns' order (RollupCounters.values has eight).
+        var counts = [[Int]](repeating: [], count: Self.counterColumns.count)
+        for row in rows {
+            for (column, value) in row.counters.values.enumerated() { counts[column].append(value) }
+        }
         _ = try connection.ingest(
             prepared: prepared,
             """
@@ -265,7 +265,9 @@ struct RollupDeltas {
                                        \(unescaped: Self.counterList))
             SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(buckets)::timestamptz[],
                                  \(platforms)::text[], \(versions)::text[], \(locales)::text[],
-                                 \(counters))
+                                 \(counts[0])::bigint[], \(counts[1])::bigint[], \(counts[2])::bigint[],
+                                 \(counts[3])::bigint[], \(counts[4])::bigint[], \(counts[5])::bigint[],
+                                 \(counts[6])::bigint[], \(counts[7])::bigint[])
             """)
     }
 
