@@ -18,9 +18,13 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CLibCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
 
-        // The domain: event model, validation, dedup rules, report maths. No I/O.
-        .target(name: "PushTrackCore"),
+        // The domain: event model, validation, dedup rules, report maths. No I/O; SHA-256 of
+        // secrets through libcrypto, a digest and nothing else.
+        .target(name: "PushTrackCore", dependencies: ["CLibCrypto"]),
         // PostgreSQL over libpq.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // HTTP/1.1 over libmicrohttpd, and gzip bodies over zlib.

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 # haproxy: the accuracy tests run two collectors behind it.
-packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev curl haproxy)
+packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev curl haproxy)
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(wrk procps)
 fi
