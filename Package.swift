@@ -25,8 +25,10 @@ let package = Package(
         // The domain: event model, validation, dedup rules, report maths. No I/O; SHA-256 of
         // secrets through libcrypto, a digest and nothing else.
         .target(name: "PushTrackCore", dependencies: ["CLibCrypto"]),
+        // Background threads started, stopped and joined one way (writers, pool, compactor…).
+        .target(name: "Lifecycle"),
         // PostgreSQL over libpq.
-        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "Lifecycle"]),
         // HTTP/1.1 over libmicrohttpd, and gzip bodies over zlib.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib"]),
         // The application: configuration, migrations, ingestion, auth, routes.
@@ -34,7 +36,9 @@ let package = Package(
         .target(name: "Dashboard", dependencies: ["PushTrackCore"]),
         .target(
             name: "PushTrackServer",
-            dependencies: ["PushTrackCore", "PostgresClient", "HTTPServer", "Dashboard"]),
+            dependencies: [
+                "PushTrackCore", "PostgresClient", "HTTPServer", "Dashboard", "Lifecycle",
+            ]),
         .executableTarget(name: "pushtrack", dependencies: ["PushTrackServer"]),
         // A blocking keep-alive HTTP/1.1 client over POSIX sockets (live tests, simulator).
         .target(name: "HTTPClient"),
@@ -53,6 +57,7 @@ let package = Package(
             path: "loadtest/pushtrack-sim"),
 
         .testTarget(name: "PushTrackCoreTests", dependencies: ["PushTrackCore"]),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "PushTrackCore"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
         .testTarget(

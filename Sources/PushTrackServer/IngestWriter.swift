@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Lifecycle
 import PostgresClient
 import Synchronization
 
@@ -38,7 +39,6 @@ final class IngestWriter: Sendable {
         var reachable = false
         var lastError: String? = "not connected yet"
         var stopping = false
-        var running = 0
         /// Bumped whenever a writer finds the database unreachable: the other writers' idle
         /// connections are then presumed dead too and are replaced before their next use.
         var epoch = 0
@@ -51,8 +51,9 @@ final class IngestWriter: Sendable {
     private let writers: Int
     private let influenceWindowSeconds: Double
     private let state = Mutex(State())
+    /// Signalled when a job is queued and when stopping: wakes a writer waiting for work.
     private let wakeup = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
+    private let threads: ServiceThreads
     private let metrics: ServiceMetrics
     private let log: Logger
 
@@ -69,16 +70,12 @@ final class IngestWriter: Sendable {
         self.maxEvents = maxEvents
         self.maxBytes = maxBytes
         self.commitMaxEvents = commitMaxEvents
+        threads = ServiceThreads(name: "pushtrack-writer", count: writers)
     }
 
     /// Starts the writer threads; each connects at once and keeps trying while it cannot.
     func start() {
-        state.withLock { $0.running = writers }
-        for number in 0..<writers {
-            let thread = Thread { [self] in run() }
-            thread.name = "pushtrack-writer-\(number)"
-            thread.start()
-        }
+        threads.start { [self] _, _ in run() }
     }
 
     var health: Health {
@@ -129,16 +126,10 @@ final class IngestWriter: Sendable {
     /// Stops taking jobs, writes what is queued (while the database answers), and returns when
     /// the threads have ended or `timeout` passed.
     func shutdown(timeout: Duration) {
-        let running = state.withLock { state -> Int in
-            state.stopping = true
-            return state.running
-        }
-        guard running > 0 else { return }
-        for _ in 0..<running { wakeup.signal() }
-        let deadline =
-            DispatchTime.now() + Double(timeout.components.seconds) + Double(
-                timeout.components.attoseconds) / 1e18
-        for _ in 0..<running where finished.wait(timeout: deadline) == .timedOut { break }
+        state.withLock { $0.stopping = true }
+        threads.stop()
+        for _ in 0..<writers { wakeup.signal() }
+        threads.join(timeout: timeout)
     }
 
     // MARK: - The writer thread
@@ -185,7 +176,7 @@ final class IngestWriter: Sendable {
                 let (outcomes, retries) = try commit(jobs, on: connection!)
                 lastContact = .now
                 record(
-                    jobs, outcomes, seconds: Self.seconds(ContinuousClock.now - started),
+                    jobs, outcomes, seconds: (ContinuousClock.now - started).inSeconds,
                     retries: retries)
                 for (job, outcome) in zip(jobs, outcomes) { job.completion(.success(outcome)) }
             } catch let error as PostgresError where error.isConnectionFailure {
@@ -200,13 +191,7 @@ final class IngestWriter: Sendable {
             }
         }
         connection = nil
-        state.withLock { $0.running -= 1 }
         wakeup.signal()  // another writer may be waiting to see `stopping`
-        finished.signal()
-    }
-
-    static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// Counts a committed batch and writes its log line.

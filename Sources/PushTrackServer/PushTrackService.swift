@@ -1,8 +1,8 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Lifecycle
 import PostgresClient
-import Synchronization
 
 /// The collector: the HTTP server, the group-commit writer, the database pool for lookups, and
 /// periodic maintenance, started and stopped together.
@@ -16,7 +16,7 @@ public final class PushTrackService: Sendable {
     let writer: IngestWriter
     let metrics = ServiceMetrics()
     private let http: HTTPServer
-    private let stopMaintenance = DispatchSemaphore(value: 0)
+    private let maintenance = ServiceThreads(name: "pushtrack-maintenance")
     private let compactor: ReportCompactor
 
     /// Creates the service; `log` defaults to standard error at the configured level.
@@ -91,33 +91,33 @@ public final class PushTrackService: Sendable {
     public func shutdown() {
         let grace = Duration.milliseconds(Int(configuration.shutdownGraceSeconds * 1000))
         log.info("shutting down", ["in_flight": String(http.inFlight)])
-        stopMaintenance.signal()
+        maintenance.stop()
         compactor.stop()
         http.shutdown(grace: grace)
         writer.shutdown(timeout: grace)
         pool.shutdown()
+        // The compactor's run in progress ended with the pool; a maintenance run has its own
+        // connection and is given the grace time.
+        compactor.join()
+        maintenance.join(timeout: grace)
         log.info("stopped")
     }
 
     /// Runs ``Maintenance`` now and every `maintenanceIntervalSeconds`, on a thread and a
     /// connection of its own (several servers may run it: one applies retention at a time).
     private func scheduleMaintenance() {
-        let interval = Double(configuration.maintenanceIntervalSeconds)
-        let thread = Thread { [configuration, log, metrics, stopMaintenance] in
-            repeat {
-                do {
-                    let connection = try PostgresConnection(url: configuration.databaseURL)
-                    let report = try Maintenance(retentionDays: configuration.retentionDays)
-                        .run(on: connection)
-                    Self.record(report, log: log, metrics: metrics)
-                } catch {
-                    metrics.add(.maintenanceFailures)
-                    log.warning("maintenance failed", ["reason": "\(error)"])
-                }
-            } while stopMaintenance.wait(timeout: .now() + interval) == .timedOut
+        maintenance.start(every: .seconds(configuration.maintenanceIntervalSeconds)) {
+            [configuration, log, metrics] in
+            do {
+                let connection = try PostgresConnection(url: configuration.databaseURL)
+                let report = try Maintenance(retentionDays: configuration.retentionDays)
+                    .run(on: connection)
+                Self.record(report, log: log, metrics: metrics)
+            } catch {
+                metrics.add(.maintenanceFailures)
+                log.warning("maintenance failed", ["reason": "\(error)"])
+            }
         }
-        thread.name = "pushtrack-maintenance"
-        thread.start()
     }
 
     private static func record(_ report: Maintenance.Report, log: Logger, metrics: ServiceMetrics) {

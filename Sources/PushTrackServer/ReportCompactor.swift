@@ -1,5 +1,4 @@
-import Dispatch
-import Foundation
+import Lifecycle
 import PostgresClient
 
 /// Folds what the writers append (`report_deltas`, `open_latency_deltas`) into the aggregates
@@ -14,7 +13,7 @@ final class ReportCompactor: Sendable {
     private let interval: Duration
     private let log: Logger
     private let metrics: ServiceMetrics
-    private let stopped = DispatchSemaphore(value: 0)
+    private let thread = ServiceThreads(name: "pushtrack-report-compactor")
 
     init(
         pool: PostgresWorkerPool, interval: Duration = .seconds(1), metrics: ServiceMetrics,
@@ -33,27 +32,27 @@ final class ReportCompactor: Sendable {
             "folded") ?? 0
     }
 
+    /// Folds now, then every `interval`, on a thread of its own (compaction runs on the pool).
     func start() {
-        let thread = Thread { [self] in
-            let seconds =
-                Double(interval.components.seconds)
-                + Double(interval.components.attoseconds) / 1e18
-            repeat {
-                do {
-                    let folded = try pool.run { connection in try Self.compact(connection) }
-                    metrics.add(.compactionRuns)
-                    metrics.add(.deltasFolded, folded)
-                } catch {
-                    metrics.add(.compactionFailures)
-                    log.warning("report compaction failed", ["reason": "\(error)"])
-                }
-            } while stopped.wait(timeout: .now() + seconds) == .timedOut
+        thread.start(every: interval) { [self] in
+            do {
+                let folded = try pool.run { connection in try Self.compact(connection) }
+                metrics.add(.compactionRuns)
+                metrics.add(.deltasFolded, folded)
+            } catch {
+                metrics.add(.compactionFailures)
+                log.warning("report compaction failed", ["reason": "\(error)"])
+            }
         }
-        thread.name = "pushtrack-report-compactor"
-        thread.start()
     }
 
+    /// Asks the thread to stop; a run in progress finishes.
     func stop() {
-        stopped.signal()
+        thread.stop()
+    }
+
+    /// Waits until the thread has ended (its run in progress done).
+    func join() {
+        thread.join()
     }
 }
