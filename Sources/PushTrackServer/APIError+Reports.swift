@@ -20,60 +20,40 @@ extension APIError {
         APIError(status: 400, error: "invalid_parameter", message: error.message)
     }
 
-    /// The answer for a failure of a report or registry request; a 409 lists the apps in `apps`.
-    static func response(for error: ReportError) -> HTTPResponse {
-        let apiError = forReport(error)
-        guard case .ambiguousCampaign(_, let apps) = error else { return apiError.response }
-        return .json(
-            status: apiError.status,
-            ListedBody(
-                code: apiError.status, error: apiError.error, message: apiError.message, apps: apps)
-        )
+    /// 422 `invalid_fields`: fields of a request body that break their rules, every one listed
+    /// in `errors` as `{"field", "code", "message"}`.
+    static func invalidFields(_ errors: FieldErrors) -> APIError {
+        APIError(
+            status: 422, error: "invalid_fields", message: errors.summary,
+            details: .fields(errors.errors))
     }
 
-    /// The answer for fields of a request body that break their rules: 422 `invalid_fields`,
-    /// every one listed in `errors` as `{"field", "code", "message"}`.
-    static func response(for errors: FieldErrors) -> HTTPResponse {
-        .json(
-            status: 422,
-            FieldsBody(
-                code: 422, error: "invalid_fields", message: errors.summary, errors: errors.errors))
-    }
-
-    private struct ListedBody: Encodable {
-        let code: Int
-        let error: String
-        let message: String
-        let apps: [String]
-    }
-
-    private struct FieldsBody: Encodable {
-        let code: Int
-        let error: String
-        let message: String
-        let errors: [FieldError]
-    }
-
-    private static func forReport(_ error: ReportError) -> APIError {
+    /// The answer for a report or registry request that cannot be answered as asked; a 409
+    /// lists the apps in `apps`.
+    static func report(_ error: ReportError) -> APIError {
+        var answer: APIError
         switch error {
         case .campaignNotFound(let campaignId, let appId):
-            return APIError(
+            answer = APIError(
                 status: 404, error: "campaign_not_found",
                 message: "no campaign \(campaignId)" + (appId.map { " in app \($0)" } ?? ""))
         case .ambiguousCampaign(let campaignId, let apps):
-            return APIError(
+            answer = APIError(
                 status: 409, error: "ambiguous_campaign",
                 message:
-                    "campaign \(campaignId) exists in several apps (\(apps.joined(separator: ", "))); name one with ?appId="
-            )
+                    "campaign \(campaignId) exists in several apps (\(apps.joined(separator: ", "))); name one with ?appId=",
+                details: .apps(apps))
         case .appNotAllowed(let appId, let tokenApp):
-            return .forbidden("this token is limited to app \(tokenApp), not \(appId)")
+            answer = .forbidden("this token is limited to app \(tokenApp), not \(appId)")
         case .unknownApp(let appId):
-            return APIError(status: 422, error: "unknown_app", message: "no app has id \(appId)")
+            answer = APIError(
+                status: 422, error: "unknown_app", message: "no app has id \(appId)")
         case .appRequired:
-            return APIError(
+            answer = APIError(
                 status: 422, error: "missing_field",
                 message: "appId: appId is required with a token valid for every app")
         }
+        answer.reportError = error
+        return answer
     }
 }

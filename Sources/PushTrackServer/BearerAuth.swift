@@ -80,7 +80,8 @@ struct BearerAuth: Sendable {
             case .unavailable(let reason):
                 log.warning("token lookup failed", ["reason": reason])
                 responder.respond(
-                    APIError.databaseUnavailable(retryAfter: retryAfterSeconds).response)
+                    APIError.databaseUnavailable(retryAfter: retryAfterSeconds, reason: nil)
+                        .response)
             }
         }
     }

@@ -53,7 +53,7 @@ struct DeviceRoutes: Sendable {
             case .unavailable(let reason):
                 log.warning("write key lookup failed", ["reason": reason])
                 return responder.respond(
-                    APIError.databaseUnavailable(retryAfter: retryAfter).response)
+                    APIError.databaseUnavailable(retryAfter: retryAfter, reason: nil).response)
             }
             let call: DeviceTokenRequest
             switch Self.decode(request, action, maxBodyBytes: configuration.maxBodyBytes) {
@@ -67,11 +67,12 @@ struct DeviceRoutes: Sendable {
                     responder.respond(.json(bytes: try ReportJSON.encode(stored)))
                 } catch let error as PostgresError where error.isConnectionFailure {
                     log.warning("device token call failed", ["reason": "\(error)"])
-                    responder.respond(APIError.databaseUnavailable(retryAfter: retryAfter).response)
+                    responder.respond(
+                        APIError.databaseUnavailable(retryAfter: retryAfter, reason: nil).response)
                 } catch {
                     log.error(
                         "device token call failed", ["path": request.path, "reason": "\(error)"])
-                    responder.respond(APIError.internalError().response)
+                    responder.respond(APIError.internalError(reason: "\(error)").response)
                 }
             }
         }
@@ -106,7 +107,7 @@ struct DeviceRoutes: Sendable {
                     deviceInfo: request.headers["device-info"], version: request.headers["version"],
                     acceptLanguage: request.headers["accept-language"]))
         } catch {
-            return .refused(APIError.response(for: error))
+            return .refused(APIError(error, retryAfterSeconds: 1).response)
         }
     }
 }

@@ -18,8 +18,10 @@ struct IngestOutcome: Sendable, Equatable {
     var duplicates = 0
 }
 
-/// Why the writer could not store a request's events.
-enum IngestFailure: Error, Sendable {
+/// Why the writer could not take or store a request's events.
+enum IngestFailure: Error, Sendable, Equatable {
+    /// The queue is full (at submission only).
+    case overloaded
     /// The database is unreachable or the transaction was cut off: nothing of it was committed.
     case unavailable(String)
     /// The server is stopping.

@@ -36,8 +36,10 @@ struct IngestRoute: Sendable {
             case .unavailable(let reason):
                 log.warning("write key lookup failed", ["reason": reason])
                 responder.respond(
-                    APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
-                        .response)
+                    APIError.databaseUnavailable(
+                        retryAfter: configuration.retryAfterSeconds, reason: nil
+                    )
+                    .response)
             }
         }
     }
@@ -85,11 +87,8 @@ struct IngestRoute: Sendable {
         }
         metrics.countRejections(batch.rejected)
         guard !batch.events.isEmpty else {
-            let error = APIError(
-                status: 422, error: "all_events_invalid",
-                message: "none of the \(batch.total) events is valid; see rejected",
-                rejected: batch.rejected)
-            return responder.respond(error.response)
+            return responder.respond(
+                APIError.allEventsInvalid(total: batch.total, rejected: batch.rejected).response)
         }
         let rejected = batch.rejected
         let job = IngestJob(
@@ -104,13 +103,18 @@ struct IngestRoute: Sendable {
                             rejected: rejected)))
             case .failure(.unavailable):
                 responder.respond(
-                    APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
-                        .response)
+                    APIError.databaseUnavailable(
+                        retryAfter: configuration.retryAfterSeconds, reason: nil
+                    )
+                    .response)
             case .failure(.shuttingDown):
                 responder.respond(APIError.shuttingDown().response)
             case .failure(.failed(let reason)):
                 log.error("batch write failed", ["reason": reason])
-                responder.respond(APIError.internalError().response)
+                responder.respond(APIError.internalError(reason: reason).response)
+            case .failure(.overloaded):
+                responder.respond(
+                    APIError.overloaded(retryAfter: configuration.retryAfterSeconds).response)
             }
         }
         if let refusal = refusal(writer.submit(job)) { responder.respond(refusal.response) }
@@ -122,7 +126,7 @@ struct IngestRoute: Sendable {
         case .queued: nil
         case .overloaded: APIError.overloaded(retryAfter: configuration.retryAfterSeconds)
         case .unavailable:
-            APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds)
+            APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds, reason: nil)
         case .shuttingDown: APIError.shuttingDown()
         }
     }

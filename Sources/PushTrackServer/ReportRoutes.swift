@@ -110,21 +110,22 @@ struct ReportRoutes: Sendable {
                 do {
                     responder.respond(try work(grant, try connection.get()))
                 } catch let error as ReportError {
-                    responder.respond(APIError.response(for: error))
+                    responder.respond(APIError(error, retryAfterSeconds: 1).response)
                 } catch let error as ReportInputError {
                     responder.respond(APIError.invalidParameter(error).response)
                 } catch let error as FieldErrors {
-                    responder.respond(APIError.response(for: error))
+                    responder.respond(APIError(error, retryAfterSeconds: 1).response)
                 } catch let error as APIError {
                     responder.respond(error.response)
                 } catch let error as PostgresError where error.isConnectionFailure {
                     log.warning("report query failed", ["reason": "\(error)"])
                     responder.respond(
-                        APIError.databaseUnavailable(retryAfter: retryAfterSeconds).response)
+                        APIError.databaseUnavailable(retryAfter: retryAfterSeconds, reason: nil)
+                            .response)
                 } catch {
                     log.error(
                         "report request failed", ["path": request.path, "reason": "\(error)"])
-                    responder.respond(APIError.internalError().response)
+                    responder.respond(APIError.internalError(reason: "\(error)").response)
                 }
             }
         }

@@ -1,3 +1,4 @@
+import HTTPServer
 import PostgresClient
 
 /// Resolves `X-App-Key` write keys to apps through a ``CredentialCache``, so that the ingestion
@@ -7,6 +8,23 @@ final class WriteKeyCache: Sendable {
         case app(String)
         case unknown
         case unavailable(String)
+
+        /// The app, or the error: 401 `invalid_write_key`, or the database could not be asked.
+        func app() throws -> String {
+            switch self {
+            case .app(let appId): return appId
+            case .unknown: throw APIError.unknownWriteKey()
+            case .unavailable(let reason): throw DatabaseUnavailable(reason: reason)
+            }
+        }
+    }
+
+    /// The request's `X-App-Key`, or 401 `missing_write_key`.
+    static func key(of request: HTTPRequest) throws(APIError) -> String {
+        guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
+            throw .missingWriteKey()
+        }
+        return key
     }
 
     private let cache: CredentialCache<String>
