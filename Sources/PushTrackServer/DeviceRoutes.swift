@@ -15,9 +15,8 @@ import PushTrackCore
 /// waits on the database.
 struct DeviceRoutes: Sendable {
     let writeKeys: WriteKeyCache
-    let pool: PostgresWorkerPool
-    let configuration: ServerConfiguration
-    let log: Logger
+    let answers: Answers
+    let maxBodyBytes: Int
 
     static let paths: [(String, DeviceTokenRequest.Action)] = [
         ("/setting/upload-device-token", .upload),
@@ -36,78 +35,31 @@ struct DeviceRoutes: Sendable {
     func handle(
         _ request: HTTPRequest, _ action: DeviceTokenRequest.Action, _ responder: HTTPResponder
     ) {
-        guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
-            return responder.respond(APIError.missingWriteKey().response)
-        }
-        if let failure = IngestRoute.checkContentHeaders(request) {
-            return responder.respond(failure.response)
-        }
-        let retryAfter = configuration.retryAfterSeconds
-        writeKeys.resolve(key) { [pool, log, configuration] resolution in
-            let appId: String
-            switch resolution {
-            case .app(let id):
-                appId = id
-            case .unknown:
-                return responder.respond(APIError.unknownWriteKey().response)
-            case .unavailable(let reason):
-                log.warning("write key lookup failed", ["reason": reason])
-                return responder.respond(
-                    APIError.databaseUnavailable(retryAfter: retryAfter, reason: nil).response)
-            }
-            let call: DeviceTokenRequest
-            switch Self.decode(request, action, maxBodyBytes: configuration.maxBodyBytes) {
-            case .call(let decoded): call = decoded
-            case .refused(let answer): return responder.respond(answer)
-            }
-            pool.submit { connection in
-                do {
-                    let stored = try DeviceStore.touch(
-                        call, appId: appId, now: request.receivedAt, on: try connection.get())
-                    responder.respond(.json(bytes: try ReportJSON.encode(stored)))
-                } catch let error as PostgresError where error.isConnectionFailure {
-                    log.warning("device token call failed", ["reason": "\(error)"])
-                    responder.respond(
-                        APIError.databaseUnavailable(retryAfter: retryAfter, reason: nil).response)
-                } catch {
-                    log.error(
-                        "device token call failed", ["path": request.path, "reason": "\(error)"])
-                    responder.respond(APIError.internalError(reason: "\(error)").response)
+        answers.guarding(request, responder) {
+            let key = try WriteKeyCache.key(of: request)
+            try RequestBody.checkHeaders(request)
+            writeKeys.resolve(key) { [answers, maxBodyBytes] resolution in
+                answers.guarding(request, responder) {
+                    let appId = try resolution.app()
+                    let call = try Self.decode(request, action, maxBodyBytes: maxBodyBytes)
+                    answers.onPool(request, responder) { connection in
+                        let stored = try DeviceStore.touch(
+                            call, appId: appId, now: request.receivedAt, on: connection)
+                        return .json(bytes: try ReportJSON.encode(stored))
+                    }
                 }
             }
         }
     }
 
-    enum Decoded {
-        case call(DeviceTokenRequest)
-        case refused(HTTPResponse)
-    }
-
-    /// The validated call, or the error answer: 400 (empty, not JSON, bad gzip), 413, 422.
+    /// The validated call: 400 (empty, not JSON, bad gzip), 413, 422 `invalid_fields`.
     static func decode(
         _ request: HTTPRequest, _ action: DeviceTokenRequest.Action, maxBodyBytes: Int
-    ) -> Decoded {
-        let bytes: [UInt8]
-        switch IngestRoute.decodeBody(request, maxBodyBytes: maxBodyBytes) {
-        case .success(let body): bytes = body
-        case .failure(let error): return .refused(error.response)
-        }
-        let body: JSONValue
-        do {
-            body = try JSONParser.parse(bytes)
-        } catch {
-            return .refused(
-                APIError.badRequest("invalid_json", "the body is not valid JSON: \(error)").response
-            )
-        }
-        do {
-            return .call(
-                try DeviceTokenRequest.decode(
-                    action, body: body, userId: request.headers["x-user-id"],
-                    deviceInfo: request.headers["device-info"], version: request.headers["version"],
-                    acceptLanguage: request.headers["accept-language"]))
-        } catch {
-            return .refused(APIError(error, retryAfterSeconds: 1).response)
-        }
+    ) throws -> DeviceTokenRequest {
+        let body = try RequestBody.json(of: request, maxBodyBytes: maxBodyBytes)
+        return try DeviceTokenRequest.decode(
+            action, body: body, userId: request.headers["x-user-id"],
+            deviceInfo: request.headers["device-info"], version: request.headers["version"],
+            acceptLanguage: request.headers["accept-language"])
     }
 }

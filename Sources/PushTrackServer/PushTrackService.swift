@@ -35,6 +35,8 @@ public final class PushTrackService: Sendable {
             metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, metrics: metrics, log: log)
+        let answers = Answers(
+            pool: pool, log: log, retryAfterSeconds: configuration.retryAfterSeconds)
         var router = Router()
         let ingest = IngestRoute(
             writeKeys: writeKeys, writer: writer, configuration: configuration, log: log,
@@ -43,8 +45,9 @@ public final class PushTrackService: Sendable {
             ingest.handle(request, responder)
         }
         HealthRoutes(writer: writer).register(on: &router)
-        DeviceRoutes(writeKeys: writeKeys, pool: pool, configuration: configuration, log: log)
-            .register(on: &router)
+        DeviceRoutes(
+            writeKeys: writeKeys, answers: answers, maxBodyBytes: configuration.maxBodyBytes
+        ).register(on: &router)
         let bearer = BearerAuth(
             pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
             retryAfterSeconds: configuration.retryAfterSeconds, log: log)
