@@ -42,15 +42,13 @@ extension Credentials {
 /// database cannot be asked.
 struct BearerAuth: Sendable {
     let cache: CredentialCache<BearerIdentity>
-    let retryAfterSeconds: Int
-    let log: Logger
+    let answers: Answers
 
-    init(pool: PostgresWorkerPool, ttlSeconds: Double, retryAfterSeconds: Int, log: Logger) {
-        cache = CredentialCache(pool: pool, ttlSeconds: ttlSeconds) { hash, connection in
+    init(answers: Answers, ttlSeconds: Double) {
+        cache = CredentialCache(pool: answers.pool, ttlSeconds: ttlSeconds) { hash, connection in
             try Credentials.bearerIdentity(hash: hash, on: connection)
         }
-        self.retryAfterSeconds = retryAfterSeconds
-        self.log = log
+        self.answers = answers
     }
 
     /// Calls `then` with the grant of the request's token when it allows `role`; otherwise
@@ -59,30 +57,37 @@ struct BearerAuth: Sendable {
         _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole,
         then: @escaping @Sendable (TokenGrant) -> Void
     ) {
-        guard let token = Self.bearerToken(request.headers["authorization"]) else {
-            return responder.respond(APIError.missingToken().response)
-        }
-        cache.resolve(token) { [log, retryAfterSeconds] resolution in
-            switch resolution {
-            case .found(.token(let grant)) where grant.role.allows(role):
-                then(grant)
-            case .found(.token):
-                responder.respond(
-                    APIError.forbidden("this route needs a token with the \(role.rawValue) role")
-                        .response)
-            case .found(.writeKey):
-                responder.respond(
-                    APIError.forbidden(
-                        "a write key authenticates ingestion only; use an API token (pushtrack token create)"
-                    ).response)
-            case .unknown:
-                responder.respond(APIError.invalidToken().response)
-            case .unavailable(let reason):
-                log.warning("token lookup failed", ["reason": reason])
-                responder.respond(
-                    APIError.databaseUnavailable(retryAfter: retryAfterSeconds, reason: nil)
-                        .response)
+        answers.guarding(request, responder) {
+            guard let token = Self.bearerToken(request.headers["authorization"]) else {
+                throw APIError.missingToken()
             }
+            cache.resolve(token) { [answers] resolution in
+                answers.guarding(request, responder) {
+                    then(try Self.grant(resolution, allowing: role))
+                }
+            }
+        }
+    }
+
+    /// The grant a resolved token gives for `role`, or why not.
+    static func grant(
+        _ resolution: CredentialCache<BearerIdentity>.Resolution, allowing role: TokenRole
+    )
+        throws -> TokenGrant
+    {
+        switch resolution {
+        case .found(.token(let grant)) where grant.role.allows(role):
+            return grant
+        case .found(.token):
+            throw APIError.forbidden("this route needs a token with the \(role.rawValue) role")
+        case .found(.writeKey):
+            throw APIError.forbidden(
+                "a write key authenticates ingestion only; use an API token (pushtrack token create)"
+            )
+        case .unknown:
+            throw APIError.invalidToken()
+        case .unavailable(let reason):
+            throw DatabaseUnavailable(reason: reason)
         }
     }
 

@@ -48,16 +48,12 @@ public final class PushTrackService: Sendable {
         DeviceRoutes(
             writeKeys: writeKeys, answers: answers, maxBodyBytes: configuration.maxBodyBytes
         ).register(on: &router)
-        let bearer = BearerAuth(
-            pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
-            retryAfterSeconds: configuration.retryAfterSeconds, log: log)
+        let bearer = BearerAuth(answers: answers, ttlSeconds: configuration.writeKeyCacheSeconds)
         let metricsRoute = MetricsRoute(
             metrics: metrics, writer: writer, token: configuration.metricsToken)
         metricsRoute.register(on: &router)
-        ReportRoutes(
-            auth: bearer, pool: pool, maxBodyBytes: configuration.maxBodyBytes,
-            retryAfterSeconds: configuration.retryAfterSeconds, log: log
-        ).register(on: &router)
+        ReportRoutes(auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes)
+            .register(on: &router)
         DashboardRoutes(
             auth: bearer, pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
             secureCookies: configuration.secureCookies, log: log

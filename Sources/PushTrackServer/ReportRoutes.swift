@@ -14,13 +14,11 @@ import PushTrackCore
 /// - `GET /api/v1/reports/campaigns/{campaignId}/audience?appId=&environment=&from=&to=`
 ///
 /// Handlers check the token, then run their statements on the database pool and answer from
-/// there: nothing blocks an HTTP thread.
+/// there: nothing blocks an HTTP thread. They throw; ``Answers`` answers what they throw.
 struct ReportRoutes: Sendable {
     let auth: BearerAuth
-    let pool: PostgresWorkerPool
+    let answers: Answers
     let maxBodyBytes: Int
-    let retryAfterSeconds: Int
-    let log: Logger
 
     func register(on router: inout Router) {
         router.add("GET", "/api/v1/reports/campaigns") { request, responder in
@@ -74,7 +72,7 @@ struct ReportRoutes: Sendable {
             }
         }
         router.add("POST", "/api/v1/campaigns/{campaignId}/sends") { request, responder in
-            let parsed = body(request)
+            let parsed = body(of: request)
             serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let send = try SendRequest.decode(try parsed.get())
@@ -86,7 +84,7 @@ struct ReportRoutes: Sendable {
             }
         }
         router.add("PUT", "/api/v1/campaigns/{campaignId}") { request, responder in
-            let parsed = body(request)
+            let parsed = body(of: request)
             serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let settings = try CampaignSettings.decode(try parsed.get())
@@ -100,59 +98,22 @@ struct ReportRoutes: Sendable {
     }
 
     /// Authorizes, then runs `work` on a database thread and answers with its response or the
-    /// error's.
+    /// error it throws.
     private func serve(
         _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole,
         _ work: @escaping @Sendable (TokenGrant, PostgresConnection) throws -> HTTPResponse
     ) {
-        auth.authorize(request, responder, role: role) { [pool, log, retryAfterSeconds] grant in
-            pool.submit { connection in
-                do {
-                    responder.respond(try work(grant, try connection.get()))
-                } catch let error as ReportError {
-                    responder.respond(APIError(error, retryAfterSeconds: 1).response)
-                } catch let error as ReportInputError {
-                    responder.respond(APIError.invalidParameter(error).response)
-                } catch let error as FieldErrors {
-                    responder.respond(APIError(error, retryAfterSeconds: 1).response)
-                } catch let error as APIError {
-                    responder.respond(error.response)
-                } catch let error as PostgresError where error.isConnectionFailure {
-                    log.warning("report query failed", ["reason": "\(error)"])
-                    responder.respond(
-                        APIError.databaseUnavailable(retryAfter: retryAfterSeconds, reason: nil)
-                            .response)
-                } catch {
-                    log.error(
-                        "report request failed", ["path": request.path, "reason": "\(error)"])
-                    responder.respond(APIError.internalError(reason: "\(error)").response)
-                }
-            }
+        auth.authorize(request, responder, role: role) { [answers] grant in
+            answers.onPool(request, responder) { connection in try work(grant, connection) }
         }
     }
 
-    /// The request body as JSON: 400 when empty or not JSON, 413 past the limit once inflated.
-    private func body(_ request: HTTPRequest) -> Result<JSONValue, APIError> {
-        if let failure = IngestRoute.checkContentHeaders(request) { return .failure(failure) }
-        var bytes = request.body
-        let encoding =
-            request.headers["content-encoding"]?.trimmingCharacters(in: .whitespaces).lowercased()
-        if encoding == "gzip" || encoding == "x-gzip" {
-            do {
-                bytes = try Gzip.decompress(bytes, limit: maxBodyBytes)
-            } catch .tooLarge {
-                return .failure(.tooLarge("the body inflates past \(maxBodyBytes) bytes"))
-            } catch {
-                return .failure(.badRequest("invalid_gzip", "the body is not a valid gzip stream"))
-            }
-        }
-        guard !bytes.isEmpty else {
-            return .failure(.badRequest("empty_body", "the request has no body"))
-        }
-        do {
-            return .success(try JSONParser.parse(bytes))
-        } catch {
-            return .failure(.badRequest("invalid_json", "the body is not valid JSON: \(error)"))
+    /// The request body as JSON, read on the HTTP thread; its error is thrown by the work, after
+    /// the token and the path are checked.
+    private func body(of request: HTTPRequest) -> Result<JSONValue, APIError> {
+        Result { () throws(APIError) in
+            try RequestBody.checkHeaders(request)
+            return try RequestBody.json(of: request, maxBodyBytes: maxBodyBytes)
         }
     }
 
