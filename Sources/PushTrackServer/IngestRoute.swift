@@ -8,7 +8,7 @@ struct IngestRoute: Sendable {
     let writeKeys: WriteKeyCache
     let writer: IngestWriter
     let configuration: ServerConfiguration
-    let log: Logger
+    let answers: Answers
     let metrics: ServiceMetrics
 
     /// The acknowledgement body, DESIGN.md section 2.
@@ -20,80 +20,37 @@ struct IngestRoute: Sendable {
     }
 
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
-            return responder.respond(APIError.missingWriteKey().response)
-        }
-        if let failure = Self.checkContentHeaders(request) {
-            return responder.respond(failure.response)
-        }
-        writeKeys.resolve(key) { resolution in
-            switch resolution {
-            case .app(let appId):
-                responder.note("app", appId)
-                accept(request, appId: appId, responder)
-            case .unknown:
-                responder.respond(APIError.unknownWriteKey().response)
-            case .unavailable(let reason):
-                log.warning("write key lookup failed", ["reason": reason])
-                responder.respond(
-                    APIError.databaseUnavailable(
-                        retryAfter: configuration.retryAfterSeconds, reason: nil
-                    )
-                    .response)
+        answers.guarding(request, responder) {
+            let key = try WriteKeyCache.key(of: request)
+            try RequestBody.checkHeaders(request)
+            writeKeys.resolve(key) { resolution in
+                answers.guarding(request, responder) {
+                    let appId = try resolution.app()
+                    responder.note("app", appId)
+                    try accept(request, appId: appId, responder)
+                }
             }
         }
     }
 
-    /// 415 for a content type or encoding we do not read. A missing Content-Type is read as JSON,
-    /// as older clients omit it.
-    static func checkContentHeaders(_ request: HTTPRequest) -> APIError? {
-        if let type = request.headers["content-type"] {
-            let media = HTTPHeaders.trimmed(String(type.split(separator: ";").first ?? ""))
-                .lowercased()
-            if !(media == "application/json"
-                || (media.hasPrefix("application/") && media.hasSuffix("+json")))
-            {
-                return .unsupportedMediaType(type)
-            }
-        }
-        if let encoding = request.headers["content-encoding"] {
-            let normalized = HTTPHeaders.trimmed(encoding).lowercased()
-            if !["gzip", "x-gzip", "identity", ""].contains(normalized) {
-                return .unsupportedEncoding(encoding)
-            }
-        }
-        return nil
-    }
-
-    private func accept(_ request: HTTPRequest, appId: String, _ responder: HTTPResponder) {
-        if let refusal = refusal(writer.wouldAdmit(bytes: request.body.count)) {
-            return responder.respond(refusal.response)
-        }
-        let body: [UInt8]
-        switch Self.decodeBody(request, maxBodyBytes: configuration.maxBodyBytes) {
-        case .success(let bytes): body = bytes
-        case .failure(let error): return responder.respond(error.response)
-        }
+    /// Decodes and validates the events, and queues the valid ones; the writer's completion
+    /// answers after the commit.
+    private func accept(_ request: HTTPRequest, appId: String, _ responder: HTTPResponder) throws {
+        try writer.checkAdmission(bytes: request.body.count)
+        let body = try RequestBody.bytes(of: request, maxBodyBytes: configuration.maxBodyBytes)
         let context = DeviceContext.fromHeaders(
             deviceInfo: request.headers["device-info"], version: request.headers["version"],
             build: request.headers["build"], acceptLanguage: request.headers["accept-language"])
-        let batch: DecodedBatch
-        do {
-            batch = try EventDecoder.decode(
-                body, context: context, receivedAt: request.receivedAt, limits: configuration.ingest
-            )
-        } catch {
-            return responder.respond(Self.apiError(for: error).response)
-        }
+        let batch = try EventDecoder.decode(
+            body, context: context, receivedAt: request.receivedAt, limits: configuration.ingest)
         metrics.countRejections(batch.rejected)
         guard !batch.events.isEmpty else {
-            return responder.respond(
-                APIError.allEventsInvalid(total: batch.total, rejected: batch.rejected).response)
+            throw APIError.allEventsInvalid(total: batch.total, rejected: batch.rejected)
         }
         let rejected = batch.rejected
         let job = IngestJob(
             appId: appId, receivedAt: request.receivedAt, events: batch.events, bytes: body.count
-        ) { [configuration, log] result in
+        ) { [answers] result in
             switch result {
             case .success(let outcome):
                 responder.respond(
@@ -101,56 +58,11 @@ struct IngestRoute: Sendable {
                         Acknowledgement(
                             accepted: outcome.accepted, duplicates: outcome.duplicates,
                             rejected: rejected)))
-            case .failure(.unavailable):
-                responder.respond(
-                    APIError.databaseUnavailable(
-                        retryAfter: configuration.retryAfterSeconds, reason: nil
-                    )
-                    .response)
-            case .failure(.shuttingDown):
-                responder.respond(APIError.shuttingDown().response)
-            case .failure(.failed(let reason)):
-                log.error("batch write failed", ["reason": reason])
-                responder.respond(APIError.internalError(reason: reason).response)
-            case .failure(.overloaded):
-                responder.respond(
-                    APIError.overloaded(retryAfter: configuration.retryAfterSeconds).response)
+            case .failure(let failure):
+                responder.respond(answers.failure(failure, to: request).response)
             }
         }
-        if let refusal = refusal(writer.submit(job)) { responder.respond(refusal.response) }
-    }
-
-    /// The error for an admission the writer refused; nil when it was queued.
-    private func refusal(_ admission: IngestWriter.Admission) -> APIError? {
-        switch admission {
-        case .queued: nil
-        case .overloaded: APIError.overloaded(retryAfter: configuration.retryAfterSeconds)
-        case .unavailable:
-            APIError.databaseUnavailable(retryAfter: configuration.retryAfterSeconds, reason: nil)
-        case .shuttingDown: APIError.shuttingDown()
-        }
-    }
-
-    /// The body as JSON bytes: inflated when gzip, never beyond `maxBodyBytes`.
-    static func decodeBody(_ request: HTTPRequest, maxBodyBytes: Int) -> Result<[UInt8], APIError> {
-        let encoding =
-            request.headers["content-encoding"].map { HTTPHeaders.trimmed($0).lowercased() } ?? ""
-        guard encoding == "gzip" || encoding == "x-gzip" else {
-            return request.body.isEmpty
-                ? .failure(.badRequest("empty_body", "the request has no body"))
-                : .success(request.body)
-        }
-        do {
-            let inflated = try Gzip.decompress(request.body, limit: maxBodyBytes)
-            return inflated.isEmpty
-                ? .failure(.badRequest("empty_body", "the request has no body"))
-                : .success(inflated)
-        } catch .tooLarge {
-            return .failure(.tooLarge("the body inflates past \(maxBodyBytes) bytes"))
-        } catch {
-            return .failure(
-                .badRequest("invalid_gzip", "the body is not a valid gzip stream: \(error)"))
-        }
+        try writer.submit(job)
     }
 
     /// The `200` body. The common case (nothing rejected) is written directly, in the bytes
@@ -161,16 +73,5 @@ struct IngestRoute: Sendable {
             bytes: Array(
                 "{\"accepted\":\(body.accepted),\"code\":0,\"duplicates\":\(body.duplicates),\"rejected\":[]}"
                     .utf8))
-    }
-
-    static func apiError(for error: DecodeError) -> APIError {
-        switch error {
-        case .notJSON(let reason):
-            return .badRequest("invalid_json", "the body is not valid JSON: \(reason)")
-        case .notAnEvent(let reason):
-            return .badRequest("invalid_body", reason)
-        case .tooManyEvents(let count, let limit):
-            return .tooLarge("the batch has \(count) events; at most \(limit) are allowed")
-        }
     }
 }

@@ -13,16 +13,9 @@ import Synchronization
 /// ``IngestBatch``), so they never deadlock, and a deadlock reported anyway is retried.
 ///
 /// The queue is bounded in events and bytes, so memory stays bounded under any load: past the
-/// bound `submit` says `.overloaded` at once. While the database is unreachable `submit` says
-/// `.unavailable` at once, and the thread reconnects by itself.
+/// bound `submit` throws `.overloaded` at once. While the database is unreachable `submit`
+/// throws `.unavailable` at once, and the thread reconnects by itself.
 final class IngestWriter: Sendable {
-    enum Admission: Sendable, Equatable {
-        case queued
-        case overloaded
-        case unavailable(String)
-        case shuttingDown
-    }
-
     /// The writer as `/readyz` and the metrics see it.
     struct Health: Sendable {
         var databaseReachable: Bool
@@ -86,32 +79,34 @@ final class IngestWriter: Sendable {
         }
     }
 
-    /// Whether a job of `bytes` could be queued now: a cheap check before decoding, so that an
-    /// overloaded server does not spend its CPU parsing requests it will refuse. `submit`
-    /// decides; this only sheds early.
-    func wouldAdmit(bytes: Int) -> Admission {
+    /// Throws when a job of `bytes` could not be queued now: a cheap check before decoding, so
+    /// that an overloaded server does not spend its CPU parsing requests it will refuse.
+    /// `submit` decides; this only sheds early.
+    func checkAdmission(bytes: Int) throws(IngestFailure) {
         // Any request carries at least one event.
-        state.withLock { check($0, events: 1, bytes: bytes) }
+        if let refusal = state.withLock({ refusal($0, events: 1, bytes: bytes) }) { throw refusal }
     }
 
-    /// Queues a job, or says at once why it cannot.
-    func submit(_ job: IngestJob) -> Admission {
-        let admission = state.withLock { state -> Admission in
-            let admission = check(state, events: job.events.count, bytes: job.bytes)
-            guard admission == .queued else { return admission }
+    /// Queues a job, or throws at once why it cannot (`overloaded`, `unavailable`,
+    /// `shuttingDown`).
+    func submit(_ job: IngestJob) throws(IngestFailure) {
+        let refused = state.withLock { state -> IngestFailure? in
+            if let refusal = refusal(state, events: job.events.count, bytes: job.bytes) {
+                return refusal
+            }
             state.queue.append(job)
             state.queuedEvents += job.events.count
             state.queuedBytes += job.bytes
-            return .queued
+            return nil
         }
-        if admission == .queued { wakeup.signal() }
-        return admission
+        if let refused { throw refused }
+        wakeup.signal()
     }
 
-    /// Whether `events` events in `bytes` bytes fit now. A job larger than the whole bound is
-    /// still taken when the queue is empty, so that a valid maximal request is never refused
-    /// forever.
-    private func check(_ state: State, events: Int, bytes: Int) -> Admission {
+    /// Why `events` events in `bytes` bytes do not fit now; nil when they do. A job larger than
+    /// the whole bound is still taken when the queue is empty, so that a valid maximal request
+    /// is never refused forever.
+    private func refusal(_ state: State, events: Int, bytes: Int) -> IngestFailure? {
         if state.stopping { return .shuttingDown }
         if !state.reachable { return .unavailable(state.lastError ?? "database unreachable") }
         let empty = state.queue.count == state.head
@@ -120,7 +115,7 @@ final class IngestWriter: Sendable {
         {
             return .overloaded
         }
-        return .queued
+        return nil
     }
 
     /// Stops taking jobs, writes what is queued (while the database answers), and returns when

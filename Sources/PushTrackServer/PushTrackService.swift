@@ -39,7 +39,7 @@ public final class PushTrackService: Sendable {
             pool: pool, log: log, retryAfterSeconds: configuration.retryAfterSeconds)
         var router = Router()
         let ingest = IngestRoute(
-            writeKeys: writeKeys, writer: writer, configuration: configuration, log: log,
+            writeKeys: writeKeys, writer: writer, configuration: configuration, answers: answers,
             metrics: metrics)
         router.add("POST", "/customer-track/upload-event") { request, responder in
             ingest.handle(request, responder)
