@@ -17,28 +17,25 @@ import PushTrackCore
 ///
 /// Pages read the reports through ``ReportStore``, the builder of the JSON API, so they show
 /// its numbers. Without a valid session a page answers 303 to the sign-in form. The POST forms
-/// are refused from other sites (``FormOrigin``).
+/// are refused from other sites (``FormOrigin``). Failures go through the API's mapping
+/// (``Answers``) and are rendered as HTML pages (``errorPage(_:request:)``).
 struct DashboardRoutes: Sendable {
     let auth: BearerAuth
     let sessions: CredentialCache<TokenGrant>
-    let pool: PostgresWorkerPool
+    let answers: Answers
     let cookie: SessionCookie
-    let log: Logger
 
     /// How long a sign-in lasts.
     static let sessionSeconds = 12 * 3600
     /// The longest text the sign-in form looks up as a token.
     static let maxTokenBytes = 256
 
-    init(
-        auth: BearerAuth, pool: PostgresWorkerPool, ttlSeconds: Double, secureCookies: Bool,
-        log: Logger
-    ) {
+    init(auth: BearerAuth, answers: Answers, ttlSeconds: Double, secureCookies: Bool) {
         self.auth = auth
-        self.pool = pool
-        self.log = log
+        self.answers = answers
         cookie = SessionCookie(secure: secureCookies)
-        sessions = CredentialCache(pool: pool, ttlSeconds: ttlSeconds) { hash, connection in
+        sessions = CredentialCache(pool: answers.pool, ttlSeconds: ttlSeconds) {
+            hash, connection in
             try DashboardSessions.grant(sessionHash: hash, on: connection)
         }
     }
@@ -134,37 +131,31 @@ struct DashboardRoutes: Sendable {
         guard let session = SessionCookie.value(in: request.headers["cookie"]) else {
             return responder.respond(Self.redirect("/dashboard/sign-in"))
         }
-        sessions.resolve(session) { [pool, log, cookie] resolution in
+        let errorPage: Answers.Render = { Self.errorPage($0, request: request) }
+        sessions.resolve(session) { [answers, cookie] resolution in
             switch resolution {
             case .found(let grant):
-                pool.submit { connection in
-                    do {
-                        responder.respond(Self.html(try render(grant, try connection.get())))
-                    } catch {
-                        responder.respond(Self.errorPage(error, request: request, log: log))
-                    }
+                answers.onPool(request, responder, render: errorPage) { connection in
+                    Self.html(try render(grant, connection))
                 }
             case .unknown:
                 responder.respond(
                     Self.redirect("/dashboard/sign-in", headers: [("Set-Cookie", cookie.clear())]))
             case .unavailable(let reason):
-                log.warning("session lookup failed", ["reason": reason])
-                responder.respond(Self.unavailable())
+                responder.respond(
+                    errorPage(answers.failure(DatabaseUnavailable(reason: reason), to: request)))
             }
         }
     }
 
-    /// The error page for a failure of a page: the JSON API's statuses, as HTML.
-    private static func errorPage(_ error: any Error, request: HTTPRequest, log: Logger)
-        -> HTTPResponse
-    {
+    /// A failure of a page, as the API maps it, rendered as HTML: the report errors in the
+    /// dashboard's words, 503 and 500 as pages of their own, anything else with its message.
+    private static func errorPage(_ failure: APIError, request: HTTPRequest) -> HTTPResponse {
         let page: ErrorPage
-        switch error {
-        case let error as ReportInputError:
-            page = ErrorPage(status: 400, title: "Bad parameter", message: error.message)
-        case ReportError.campaignNotFound(let id, _):
+        switch (failure.reportError, failure.status) {
+        case (.campaignNotFound(let id, _)?, _):
             page = ErrorPage(status: 404, title: "No such campaign", message: "No campaign \(id).")
-        case ReportError.ambiguousCampaign(let id, let apps):
+        case (.ambiguousCampaign(let id, let apps)?, _):
             page = ErrorPage(
                 status: 409, title: "Campaign in several apps",
                 message: "Campaign \(id) exists in several apps; choose one.",
@@ -176,29 +167,31 @@ struct DashboardRoutes: Sendable {
                             [("id", id), ("appId", app), ("tz", given(request.query["tz"]))])
                     )
                 })
-        case ReportError.appNotAllowed(let app, let tokenApp):
+        case (.appNotAllowed(let app, let tokenApp)?, _):
             page = ErrorPage(
                 status: 403, title: "Not allowed",
                 message: "This sign-in is limited to app \(tokenApp), not \(app).")
-        case let error as PostgresError where error.isConnectionFailure:
-            log.warning("dashboard query failed", ["reason": "\(error)"])
-            return unavailable()
-        default:
-            log.error("dashboard page failed", ["path": request.path, "reason": "\(error)"])
+        case (_, 503):
+            return unavailable(retryAfter: failure.retryAfter ?? 1)
+        case (_, 500):
             page = ErrorPage(
                 status: 500, title: "Internal error",
                 message: "The page could not be made; the error has been logged.")
+        case (_, 400):
+            page = ErrorPage(status: 400, title: "Bad parameter", message: failure.message)
+        default:
+            page = ErrorPage(status: failure.status, title: "Refused", message: failure.message)
         }
         return html(page.render(signedIn: true), status: page.status)
     }
 
-    private static func unavailable() -> HTTPResponse {
+    private static func unavailable(retryAfter: Int) -> HTTPResponse {
         var response = html(
             ErrorPage(
                 status: 503, title: "Database unavailable",
                 message: "The database cannot be reached; try again in a moment."
             ).render(signedIn: false), status: 503)
-        response.headers.append(("Retry-After", "1"))
+        response.headers.append(("Retry-After", String(retryAfter)))
         return response
     }
 
@@ -218,28 +211,20 @@ struct DashboardRoutes: Sendable {
             return responder.respond(
                 Self.html(SignInPage.render(error: "Unknown or revoked token."), status: 401))
         }
-        auth.cache.resolve(token) { [pool, log, cookie] resolution in
+        let errorPage: Answers.Render = { Self.errorPage($0, request: request) }
+        auth.cache.resolve(token) { [answers, cookie] resolution in
             switch resolution {
             case .found(.token):
                 // Read and admin tokens both see the reports.
-                pool.submit { connection in
-                    do {
-                        let session = try DashboardSessions.create(
-                            tokenHash: Secret.hash(token), seconds: Self.sessionSeconds,
-                            on: try connection.get())
-                        responder.respond(
-                            Self.redirect(
-                                "/dashboard",
-                                headers: [
-                                    (
-                                        "Set-Cookie",
-                                        cookie.set(session, maxAgeSeconds: Self.sessionSeconds)
-                                    )
-                                ]))
-                    } catch {
-                        log.warning("session creation failed", ["reason": "\(error)"])
-                        responder.respond(Self.unavailable())
-                    }
+                answers.onPool(request, responder, render: errorPage) { connection in
+                    let session = try DashboardSessions.create(
+                        tokenHash: Secret.hash(token), seconds: Self.sessionSeconds,
+                        on: connection)
+                    return Self.redirect(
+                        "/dashboard",
+                        headers: [
+                            ("Set-Cookie", cookie.set(session, maxAgeSeconds: Self.sessionSeconds))
+                        ])
                 }
             case .found(.writeKey):
                 responder.respond(
@@ -253,8 +238,8 @@ struct DashboardRoutes: Sendable {
                     Self.html(
                         SignInPage.render(error: "Unknown or revoked token."), status: 401))
             case .unavailable(let reason):
-                log.warning("token lookup failed", ["reason": reason])
-                responder.respond(Self.unavailable())
+                responder.respond(
+                    errorPage(answers.failure(DatabaseUnavailable(reason: reason), to: request)))
             }
         }
     }
@@ -266,14 +251,10 @@ struct DashboardRoutes: Sendable {
             return responder.respond(done)
         }
         sessions.forget(session)
-        pool.submit { [log] connection in
-            do {
-                try DashboardSessions.delete(session, on: try connection.get())
-                responder.respond(done)
-            } catch {
-                log.warning("sign-out failed", ["reason": "\(error)"])
-                responder.respond(Self.unavailable())
-            }
+        answers.onPool(request, responder, render: { Self.errorPage($0, request: request) }) {
+            connection in
+            try DashboardSessions.delete(session, on: connection)
+            return done
         }
     }
 

@@ -55,8 +55,8 @@ public final class PushTrackService: Sendable {
         ReportRoutes(auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: &router)
         DashboardRoutes(
-            auth: bearer, pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds,
-            secureCookies: configuration.secureCookies, log: log
+            auth: bearer, answers: answers, ttlSeconds: configuration.writeKeyCacheSeconds,
+            secureCookies: configuration.secureCookies
         ).register(on: &router)
         var http = HTTPServerConfiguration()
         http.port = configuration.port
