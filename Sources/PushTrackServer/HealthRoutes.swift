@@ -14,10 +14,7 @@ struct HealthRoutes: Sendable {
         router.add("GET", "/readyz") { [writer] _ in
             let health = writer.health
             if health.databaseReachable { return .json(Status(status: "ready")) }
-            return .error(
-                status: 503, error: "database_unavailable",
-                message: "the database is unreachable: \(health.lastError ?? "unknown")",
-                headers: [("Retry-After", "1")])
+            return APIError.notReady(reason: health.lastError ?? "unknown").response
         }
     }
 }
