@@ -1,4 +1,5 @@
 import HTTPServer
+import PushTrackCore
 import Synchronization
 
 /// `GET /metrics`: the Prometheus text exposition of ``ServiceMetrics`` and the HTTP server's
@@ -31,10 +32,7 @@ final class MetricsRoute: Sendable {
 
     func respond(_ request: HTTPRequest) -> HTTPResponse {
         if let token, !Self.authorized(request.headers["authorization"], token: token) {
-            return .error(
-                status: 401, error: "invalid_token",
-                message: "/metrics needs the metrics token as Authorization: Bearer <token>",
-                headers: [("WWW-Authenticate", "Bearer")])
+            return APIError.metricsTokenRequired().response
         }
         let http = server.withLock { $0 }
         let body = metrics.render(
@@ -44,14 +42,10 @@ final class MetricsRoute: Sendable {
             body: Array(body.utf8))
     }
 
-    /// Compares in time independent of where the bytes differ.
+    /// Whether `header` is `Bearer <token>` (the scheme in any case, as ``BearerAuth`` reads
+    /// it), compared in time independent of where the bytes differ.
     static func authorized(_ header: String?, token: String) -> Bool {
-        guard let header, header.hasPrefix("Bearer ") else { return false }
-        let given = Array(header.utf8.dropFirst(7))
-        let wanted = Array(token.utf8)
-        guard given.count == wanted.count else { return false }
-        var difference: UInt8 = 0
-        for (a, b) in zip(given, wanted) { difference |= a ^ b }
-        return difference == 0
+        guard let given = BearerAuth.bearerToken(header) else { return false }
+        return Secret.constantTimeEquals(Array(given.utf8), Array(token.utf8))
     }
 }

@@ -182,6 +182,18 @@ import Testing
         #expect(Self.headers(notReady) == ["Content-Type: application/json", "Retry-After: 1"])
     }
 
+    @Test func theMetricsTokenTakesTheBearerSchemeInAnyCase() {
+        let token = "metrics-token-0123456789"
+        for header in ["Bearer \(token)", "bearer \(token)", "BEARER  \(token) "] {
+            #expect(MetricsRoute.authorized(header, token: token), "\(header)")
+        }
+        for header in [
+            nil, "Bearer", "Bearer x\(token)", "Basic \(token)", token, "Bearer \(token)x",
+        ] {
+            #expect(!MetricsRoute.authorized(header, token: token), "\(header ?? "nil")")
+        }
+    }
+
     @Test func answersLogTheFailuresThatAreTheServers() throws {
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
