@@ -42,7 +42,7 @@ let package = Package(
         .executableTarget(name: "pushtrack", dependencies: ["PushTrackServer"]),
         // A blocking keep-alive HTTP/1.1 client over POSIX sockets (live tests, simulator).
         .target(name: "HTTPClient"),
-        // Helpers shared by the live tests: the HTTP client's test names, database fixtures.
+        // Helpers shared by the live tests: throwaway databases and clusters.
         .target(name: "PushTrackTesting", dependencies: ["PostgresClient", "HTTPClient"]),
 
         // The traffic simulator (loadtest/README.md): the seeded client model and its ground
@@ -61,13 +61,14 @@ let package = Package(
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "PushTrackCore"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
         .testTarget(
-            name: "SimulatorEngineTests", dependencies: ["SimulatorEngine", "PushTrackTesting"]),
+            name: "SimulatorEngineTests",
+            dependencies: ["SimulatorEngine", "PushTrackTesting", "HTTPClient"]),
         .testTarget(
             name: "PostgresClientTests", dependencies: ["PostgresClient", "PushTrackTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PushTrackTesting"]),
         .testTarget(
             name: "PushTrackServerTests",
-            dependencies: ["PushTrackServer", "PushTrackTesting", "PostgresClient"],
+            dependencies: ["PushTrackServer", "PushTrackTesting", "PostgresClient", "HTTPClient"],
             // Hostile-input case files, read from the source tree by HostileInputTests.
             exclude: ["Corpus"]),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Synchronization
@@ -140,7 +141,7 @@ struct CLITests {
         _ = try locker.query("LOCK TABLE report_keys IN EXCLUSIVE MODE")
         let answer = Mutex<Int?>(nil)
         let request = Thread {
-            let response = try? TestHTTP.request(
+            let response = try? RawHTTP.request(
                 port: port, "POST", "/customer-track/upload-event",
                 headers: [("X-App-Key", app.writeKey), ("Content-Type", "application/json")],
                 body: Array(pushEvent(eventId: "in-flight").utf8))
@@ -163,6 +164,6 @@ struct CLITests {
         #expect(
             try db.query("SELECT count(*) AS n FROM events WHERE event_id = 'in-flight'")[0].int(
                 "n") == 1)
-        #expect((try? TestHTTP.request(port: port, "GET", "/healthz")) == nil)
+        #expect((try? RawHTTP.request(port: port, "GET", "/healthz")) == nil)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Testing
@@ -204,7 +205,7 @@ enum HostileCorpus {
     static func run(_ hostile: HostileCase, on server: LiveServer) throws {
         let comment = Comment(rawValue: "\(hostile.file): \(hostile.note)")
         let before = try server.count("SELECT count(*) AS n FROM events")
-        let exchange = try TestHTTP.exchange(
+        let exchange = try RawHTTP.exchange(
             port: server.port,
             bytes: try request(for: hostile, writeKey: server.app.writeKey),
             halfClose: hostile.halfClose ?? false)
@@ -214,15 +215,15 @@ enum HostileCorpus {
         case .nobody:
             #expect(exchange.bytes == [], comment)
         case .libmicrohttpd:
-            let response = try TestHTTP.parse(exchange.bytes)
+            let response = try RawHTTP.parse(exchange.bytes)
             #expect(response.status == hostile.status, comment)
         case .server:
-            let response = try TestHTTP.parse(exchange.bytes)
+            let response = try RawHTTP.parse(exchange.bytes)
             #expect(response.status == hostile.status, comment)
             #expect(response.headers["content-type"] == "application/json", comment)
             checkBody(try response.json() ?? [:], of: hostile, comment)
         }
-        let health = try TestHTTP.request(port: server.port, "GET", "/healthz")
+        let health = try RawHTTP.request(port: server.port, "GET", "/healthz")
         #expect(health.status == 200, comment)
         let after = try server.count("SELECT count(*) AS n FROM events")
         #expect(after == before + hostile.stored, comment)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -44,7 +45,7 @@ final class LiveServer {
     func waitUntilReady(timeout: Duration = .seconds(10)) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let response = try? TestHTTP.request(port: port, "GET", "/readyz"),
+            if let response = try? RawHTTP.request(port: port, "GET", "/readyz"),
                 response.status == 200
             {
                 return
@@ -57,15 +58,15 @@ final class LiveServer {
     /// Posts a body to the ingestion endpoint with the app's write key (unless headers say otherwise).
     func upload(
         _ body: String, headers: [(String, String)]? = nil, extraHeaders: [(String, String)] = []
-    ) throws -> TestHTTPResponse {
+    ) throws -> HTTPClientResponse {
         try upload(bytes: Array(body.utf8), headers: headers, extraHeaders: extraHeaders)
     }
 
     func upload(
         bytes: [UInt8], headers: [(String, String)]? = nil, extraHeaders: [(String, String)] = []
-    ) throws -> TestHTTPResponse {
+    ) throws -> HTTPClientResponse {
         let base = headers ?? [("X-App-Key", app.writeKey), ("Content-Type", "application/json")]
-        return try TestHTTP.request(
+        return try RawHTTP.request(
             port: port, "POST", "/customer-track/upload-event", headers: base + extraHeaders,
             body: bytes)
     }
@@ -77,7 +78,7 @@ final class LiveServer {
 }
 
 /// The parsed JSON body of a response.
-func json(_ response: TestHTTPResponse) -> [String: Any] {
+func json(_ response: HTTPClientResponse) -> [String: Any] {
     (try? response.json()) ?? [:]
 }
 
@@ -135,7 +136,7 @@ final class ServerProcess {
         // then ingestion answers 503, as /readyz says.
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if (try? TestHTTP.request(port: port, "GET", "/readyz"))?.status == 200 { break }
+            if (try? RawHTTP.request(port: port, "GET", "/readyz"))?.status == 200 { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Testing
@@ -292,7 +293,7 @@ struct MaintenanceTests {
             let deadline = ContinuousClock.now + .seconds(20)
             var text = ""
             while ContinuousClock.now < deadline {
-                text = try TestHTTP.request(port: server.port, "GET", "/metrics").text
+                text = try RawHTTP.request(port: server.port, "GET", "/metrics").text
                 if text.contains("pushtrack_maintenance_runs_total 1\n") { break }
                 Thread.sleep(forTimeInterval: 0.1)
             }

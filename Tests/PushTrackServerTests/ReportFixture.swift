@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -99,12 +100,12 @@ final class ReportFixture {
     }
 
     func request(_ method: String, _ path: String, token: String?, body: String? = nil) throws
-        -> TestHTTPResponse
+        -> HTTPClientResponse
     {
         var headers: [(String, String)] = []
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
         if body != nil { headers.append(("Content-Type", "application/json")) }
-        return try TestHTTP.request(
+        return try RawHTTP.request(
             port: port, method, path, headers: headers, body: Array((body ?? "").utf8))
     }
 
@@ -132,7 +133,7 @@ final class ReportFixture {
 /// The JSON object of a response body with exact doubles: Foundation's `JSONSerialization` on
 /// Linux reads `0.17333333333333334` as `0.17333333333333337`, so the body is parsed with
 /// PushTrackCore's parser (numbers read by `Double(String)`, correctly rounded) instead.
-func exactJSON(_ response: TestHTTPResponse) -> [String: Any] {
+func exactJSON(_ response: HTTPClientResponse) -> [String: Any] {
     exactJSON(response.body)
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -571,11 +572,11 @@ struct IngestedReportTests {
         .token
         func get(_ path: String) throws -> [String: Any] {
             exactJSON(
-                try TestHTTP.request(
+                try RawHTTP.request(
                     port: server.port, "GET", path, headers: [("Authorization", "Bearer \(admin)")])
             )
         }
-        let register = try TestHTTP.request(
+        let register = try RawHTTP.request(
             port: server.port, "POST", "/api/v1/campaigns/winter/sends",
             headers: [("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json")],
             body: Array(
