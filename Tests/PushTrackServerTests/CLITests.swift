@@ -82,6 +82,40 @@ struct CLITests {
         }
     }
 
+    /// Each command's `--help` and the command list of `pushtrack --help` come from one table
+    /// (CLI+Help.swift): every usage line of a command's help is a line of the list.
+    @Test func theCommandListShowsEachCommandsOwnSynopsis() throws {
+        let list = try Binary.run(["--help"]).stdout.split(separator: "\n").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        var synopses: [String] = []
+        for arguments in [
+            ["serve", "--help"], ["migrate", "--help"], ["app", "create", "--help"], ["token"],
+            ["verify", "--help"], ["maintain", "--help"], ["report", "--help"],
+            ["devices", "--help"],
+        ] {
+            let help = try Binary.run(arguments).stdout
+            for line in help.split(separator: "\n") {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                for prefix in ["usage: pushtrack ", "pushtrack "] where trimmed.hasPrefix(prefix) {
+                    synopses.append(String(trimmed.dropFirst(prefix.count)))
+                    break
+                }
+            }
+        }
+        #expect(synopses.count == 12)
+        for synopsis in synopses {
+            // A short synopsis shares its line with the sentence.
+            #expect(
+                list.contains { $0 == synopsis || $0.hasPrefix(synopsis + "  ") }, "\(synopsis)")
+        }
+        #expect(
+            list.contains(
+                "verify [--max-differences N]            recompute the aggregates from the raw log; exit 1 on any difference"
+            ))
+        #expect(list.contains("maintain [--retention-days N] [--dry-run] [--lock-timeout-ms N]"))
+    }
+
     @Test func migrateAppAndTokenCreateWorkEndToEnd() throws {
         let url = try TestDatabase.create()
         defer { try? TestDatabase.drop(url) }
