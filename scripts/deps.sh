@@ -3,8 +3,8 @@
 # Safe to run again: it only calls apt-get when a package is absent.
 set -euo pipefail
 
-# haproxy: the accuracy tests run two collectors behind it.
-packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev curl haproxy)
+# haproxy: the accuracy tests run two collectors behind it; pgbouncer: the pooler tests.
+packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev curl haproxy pgbouncer)
 if [[ "${1:-}" == "--bench" ]]; then
     packages+=(wrk procps)
 fi

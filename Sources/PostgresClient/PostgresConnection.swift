@@ -34,14 +34,25 @@ public final class PostgresConnection {
     private(set) var needsReset = false
     /// Server-side prepared statements of this session, by SQL text.
     private var preparedStatements: [String: String] = [:]
+    /// What the session may keep (see ``PostgresSessionOptions``).
+    public let options: PostgresSessionOptions
 
     /// Connects, blocking for at most `connect_timeout` (3 s by default) per address tried.
     ///
-    /// - Parameter url: a libpq connection URI (`postgresql://user@host:port/db?sslmode=…`) or a
-    ///   `key=value` connection string; its settings override the defaults added here.
-    public init(url: String) throws(PostgresError) {
-        let keywords = Self.defaultSettings.map(\.keyword) + ["dbname"]
-        let values = Self.defaultSettings.map(\.value) + [url]
+    /// - Parameters:
+    ///   - url: a libpq connection URI (`postgresql://user@host:port/db?sslmode=…`, several
+    ///     hosts as `postgresql://a,b/db?target_session_attrs=read-write`) or a `key=value`
+    ///     connection string; its settings override the defaults added here.
+    ///   - options: the application name and whether named prepared statements are allowed.
+    public init(url: String, options: PostgresSessionOptions = PostgresSessionOptions())
+        throws(PostgresError)
+    {
+        self.options = options
+        let settings =
+            Self.defaultSettings.filter { $0.keyword != "fallback_application_name" }
+            + [("fallback_application_name", options.applicationName)]
+        let keywords = settings.map(\.keyword) + ["dbname"]
+        let values = settings.map(\.value) + [url]
         let connection = withCStringArray(keywords + [nil]) { keywords in
             withCStringArray(values + [nil]) { values in
                 PQconnectdbParams(keywords, values, 1)
@@ -69,6 +80,11 @@ public final class PostgresConnection {
     /// libpq only learns that the server went away when it next reads from the socket, so this
     /// can still be true for a connection that the server has already closed.
     public var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
+
+    /// A handle that cancels or cuts off this connection's statement from another thread.
+    public func interrupter() -> PostgresInterrupter {
+        PostgresInterrupter(connection: handle)
+    }
 
     /// The server version as an integer, such as `150004` for 15.4.
     public var serverVersion: Int { Int(PQserverVersion(handle)) }
@@ -103,8 +119,10 @@ public final class PostgresConnection {
     /// Like `query`, but the statement is parsed and planned once per session: it is prepared on
     /// the server the first time this SQL text is run and reused afterwards. For the statements
     /// a hot path runs again and again (the ingestion writer's); only `SELECT`, `INSERT`,
-    /// `UPDATE`, `DELETE` and `WITH` statements can be prepared.
+    /// `UPDATE`, `DELETE` and `WITH` statements can be prepared. Without
+    /// ``PostgresSessionOptions/namedStatements`` (a transaction pooler) it is `query`.
     public func queryPrepared(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        guard options.namedStatements else { return try self.query(query) }
         let texts = try Self.checked(query.bindings)
         let name: String
         if let existing = preparedStatements[query.sql] {

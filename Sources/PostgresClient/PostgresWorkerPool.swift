@@ -16,8 +16,12 @@ public final class PostgresWorkerPool: Sendable {
     private let size: Int
     private let label: String
 
-    /// Starts `size` threads named `<label>-0`, `<label>-1`, … (`<label>` alone when one).
-    public init(url: String, size: Int, label: String) {
+    /// Starts `size` threads named `<label>-0`, `<label>-1`, … (`<label>` alone when one), whose
+    /// connections open with `options`.
+    public init(
+        url: String, size: Int, label: String,
+        options: PostgresSessionOptions = PostgresSessionOptions()
+    ) {
         precondition(size > 0, "a worker pool needs at least one thread")
         self.size = size
         self.label = label
@@ -25,7 +29,7 @@ public final class PostgresWorkerPool: Sendable {
         self.queue = queue
         threads = ServiceThreads(name: label, count: size)
         threads.start { _, _ in
-            var worker = Worker(url: url, queue: queue)
+            var worker = Worker(url: url, options: options, queue: queue)
             worker.run()
         }
     }
@@ -89,11 +93,13 @@ public final class PostgresWorkerPool: Sendable {
     /// One thread's loop; the connection never leaves this thread.
     private struct Worker {
         let url: String
+        let options: PostgresSessionOptions
         let queue: PostgresJobQueue
         var connection: PostgresConnection?
 
-        init(url: String, queue: PostgresJobQueue) {
+        init(url: String, options: PostgresSessionOptions, queue: PostgresJobQueue) {
             self.url = url
+            self.options = options
             self.queue = queue
         }
 
@@ -109,7 +115,7 @@ public final class PostgresWorkerPool: Sendable {
         private mutating func readyConnection() -> Result<PostgresConnection, PostgresError> {
             guard let connection else {
                 do throws(PostgresError) {
-                    let opened = try PostgresConnection(url: url)
+                    let opened = try PostgresConnection(url: url, options: options)
                     connection = opened
                     return .success(opened)
                 } catch {

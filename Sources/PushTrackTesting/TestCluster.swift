@@ -10,19 +10,66 @@ import HTTPClient
 public final class TestCluster: Sendable {
     public let port: Int
     public let url: String
-    private let folder: String
-    private let script: String
+    /// The standby's name (its `cluster_name` and `application_name`), nil for a primary made
+    /// by `init()`.
+    public let standbyName: String?
+    let folder: String
+    let script: String
 
+    /// A new cluster (`scripts/pg.sh start`) with a database `pushtrack`, started.
     public init() throws {
         script = try Self.repositoryRoot() + "/scripts/pg.sh"
-        folder =
+        folder = try Self.makeFolder()
+        port = try Self.freePort()
+        url = "postgresql://postgres@127.0.0.1:\(port)/pushtrack"
+        standbyName = nil
+        try start()
+    }
+
+    /// A streaming standby of `primary` (`scripts/replica.sh create`: `pg_basebackup -R`),
+    /// started and streaming asynchronously; ``TestCluster/synchronousStandbys(_:)`` on the
+    /// primary makes commits wait for it.
+    public init(standbyOf primary: TestCluster, name: String = "standby1") throws {
+        script = primary.script
+        folder = try Self.makeFolder()
+        port = try Self.freePort()
+        url = "postgresql://postgres@127.0.0.1:\(port)/pushtrack"
+        standbyName = name
+        try Self.shell([
+            Self.replicaScript(script), "create", String(primary.port), folder + "/data",
+            String(port), name,
+        ])
+        try Self.shell([Self.replicaScript(script), "wait", String(primary.port), name])
+    }
+
+    private static func makeFolder() throws -> String {
+        let folder =
             FileManager.default.temporaryDirectory
             .appendingPathComponent("pushtrack-cluster-\(UInt32.random(in: 0...UInt32.max))").path
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: folder)
-        port = try Self.freePort()
-        url = "postgresql://postgres@127.0.0.1:\(port)/pushtrack"
-        try start()
+        return folder
+    }
+
+    static func replicaScript(_ pgScript: String) -> String {
+        (pgScript as NSString).deletingLastPathComponent + "/replica.sh"
+    }
+
+    /// Commits on this primary wait for these standbys (`synchronous_standby_names`; `nil`:
+    /// asynchronous replication again), applied at once by a reload.
+    public func synchronousStandbys(_ names: String?) throws {
+        try Self.shell([Self.replicaScript(script), "sync", String(port), names ?? "off"])
+    }
+
+    /// Waits until the standby `name` streams from this primary (`sync`: as a synchronous one).
+    public func waitForStandby(_ name: String, sync: Bool? = nil) throws {
+        let mode = sync.map { $0 ? ["sync"] : ["async"] } ?? []
+        try Self.shell([Self.replicaScript(script), "wait", String(port), name] + mode)
+    }
+
+    /// Promotes this standby to a primary and waits until it accepts writes.
+    public func promote() throws {
+        try Self.shell([Self.replicaScript(script), "promote", folder + "/data"])
     }
 
     deinit {
@@ -40,6 +87,7 @@ public final class TestCluster: Sendable {
     }
 
     public func start() throws {
+        // A standby too: its database exists already (replicated), so none is created.
         try Self.shell([script, "start", folder + "/data", String(port)])
     }
 

@@ -38,6 +38,8 @@ extension APIError {
             case .overloaded: self = .overloaded(retryAfter: retryAfterSeconds)
             case .unavailable:
                 self = .databaseUnavailable(retryAfter: retryAfterSeconds, reason: nil)
+            case .commitTimedOut(let seconds):
+                self = .commitTimedOut(retryAfter: retryAfterSeconds, seconds: seconds)
             case .shuttingDown: self = .shuttingDown()
             case .failed(let reason): self = .internalError(reason: reason)
             }

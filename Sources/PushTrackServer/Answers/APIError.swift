@@ -126,6 +126,15 @@ struct APIError: Error, Sendable {
             message: "the database is unreachable; nothing was stored, retry after \(retryAfter) s",
             retryAfter: retryAfter, logged: reason.map { Logged(level: .warning, reason: $0) })
     }
+    /// A group commit past `--commit-timeout`: what it did is unknown, so a retry is safe and
+    /// a stored event comes back as a duplicate.
+    static func commitTimedOut(retryAfter: Int, seconds: Double) -> APIError {
+        APIError(
+            status: 503, error: "commit_timeout",
+            message:
+                "the commit did not return within \(IngestWriter.text(seconds)) s; the events may or may not be stored: retry after \(retryAfter) s (stored ones are answered as duplicates)",
+            retryAfter: retryAfter)
+    }
     static func shuttingDown() -> APIError {
         APIError(
             status: 503, error: "shutting_down",

@@ -18,10 +18,13 @@ struct Answers: Sendable {
     /// Renders a failure as a response.
     typealias Render = @Sendable (APIError) -> HTTPResponse
 
+    /// The primary's pool.
     let pool: PostgresWorkerPool
     let log: Logger
     /// `Retry-After` of the 503s.
     let retryAfterSeconds: Int
+    /// Where reads go when `--read-database-url` is set; else they go to `pool`.
+    var replica: ReplicaReads? = nil
 
     /// The answer for `error`, with its cause logged when ``APIError/logged`` says so.
     func failure(_ error: any Error, to request: HTTPRequest) -> APIError {
@@ -60,6 +63,34 @@ struct Answers: Sendable {
             } catch {
                 responder.respond(render(failure(error, to: request)))
             }
+        }
+    }
+
+    /// Like ``onPool(_:_:render:_:)`` for work that only reads (reports, dashboard pages, the
+    /// audience): it runs on the read database when there is one, and the answer carries its
+    /// replay lag, measured just before the work reads, in `X-Replica-Lag-Seconds`. An
+    /// unreachable read database is a 503 with `Retry-After`, like the primary.
+    func onReadPool(
+        _ request: HTTPRequest, _ responder: HTTPResponder, render: @escaping Render = json,
+        _ work: @escaping @Sendable (PostgresConnection) throws -> HTTPResponse
+    ) {
+        guard let replica else { return onPool(request, responder, render: render, work) }
+        replica.pool.submit { [self] connection in
+            var lag: Double?
+            var response: HTTPResponse
+            do {
+                let connection = try connection.get()
+                lag = try ReplicaLag.measure(on: connection)
+                replica.lag.record(lag ?? 0)
+                response = try work(connection)
+            } catch {
+                if (error as? PostgresError)?.isConnectionFailure == true {
+                    replica.lag.recordDown()
+                }
+                response = render(failure(error, to: request))
+            }
+            if let lag { response.headers.append((ReplicaReads.lagHeader, ReplicaLag.text(lag))) }
+            responder.respond(response)
         }
     }
 

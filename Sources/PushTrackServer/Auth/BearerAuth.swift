@@ -45,7 +45,9 @@ struct BearerAuth: Sendable {
     let answers: Answers
 
     init(answers: Answers, ttlSeconds: Double) {
-        cache = CredentialCache(pool: answers.pool, ttlSeconds: ttlSeconds) { hash, connection in
+        cache = CredentialCache(
+            pool: answers.pool, fallback: answers.replica?.pool, ttlSeconds: ttlSeconds
+        ) { hash, connection in
             try Credentials.bearerIdentity(hash: hash, on: connection)
         }
         self.answers = answers

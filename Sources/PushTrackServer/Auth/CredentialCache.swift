@@ -9,6 +9,11 @@ import Synchronization
 /// A revoked secret keeps working at most `ttl` seconds. Unknown secrets are remembered for a
 /// shorter time, so a flood of bad ones costs one lookup per secret and second. Lookups run on
 /// the database pool's threads, never on the caller's.
+///
+/// Lookups go to the primary, where a secret created a second ago already is (a replica may
+/// not have replayed it yet). When the primary cannot answer (it died and a standby is not
+/// promoted yet) and a `fallback` pool is given (the read replica), the lookup is asked there,
+/// so dashboards keep reading through a failover with the secrets the replica has.
 final class CredentialCache<Value: Sendable>: Sendable {
     enum Resolution: Sendable {
         case found(Value)
@@ -25,14 +30,19 @@ final class CredentialCache<Value: Sendable>: Sendable {
     }
 
     private let pool: PostgresWorkerPool
+    private let fallback: PostgresWorkerPool?
     private let ttl: Duration
     private let negativeTTL: Duration
     private let lookup: Lookup
     private let entries = Mutex<[String: Entry]>([:])
     private static var maxEntries: Int { 100_000 }
 
-    init(pool: PostgresWorkerPool, ttlSeconds: Double, lookup: @escaping Lookup) {
+    init(
+        pool: PostgresWorkerPool, fallback: PostgresWorkerPool? = nil, ttlSeconds: Double,
+        lookup: @escaping Lookup
+    ) {
         self.pool = pool
+        self.fallback = fallback
         self.lookup = lookup
         ttl = .milliseconds(Int(ttlSeconds * 1000))
         negativeTTL = min(ttl, .seconds(1))
@@ -54,14 +64,24 @@ final class CredentialCache<Value: Sendable>: Sendable {
             completion(cached)
             return
         }
+        look(up: secret, on: pool, then: fallback, completion: completion)
+    }
+
+    /// Asks `pool`; when it cannot answer, asks `next` (if any) instead.
+    private func look(
+        up secret: String, on pool: PostgresWorkerPool, then next: PostgresWorkerPool?,
+        completion: @escaping @Sendable (Resolution) -> Void
+    ) {
         pool.submit { [self] result in
             do {
                 let value = try lookup(Secret.hash(secret), try result.get())
                 entries.withLock { entries in
                     if entries.count >= Self.maxEntries { entries.removeAll(keepingCapacity: true) }
-                    entries[cacheKey] = Entry(value: value, checkedAt: .now)
+                    entries[secret] = Entry(value: value, checkedAt: .now)
                 }
                 completion(value.map(Resolution.found) ?? .unknown)
+            } catch let error as PostgresError where error.isConnectionFailure && next != nil {
+                look(up: secret, on: next!, then: nil, completion: completion)
             } catch {
                 completion(.unavailable("\(error)"))
             }

@@ -24,6 +24,9 @@ enum IngestFailure: Error, Sendable, Equatable {
     case overloaded
     /// The database is unreachable or the transaction was cut off: nothing of it was committed.
     case unavailable(String)
+    /// The group commit did not return within `--commit-timeout`: its events may or may not be
+    /// committed (a retry of a committed one is answered as a duplicate).
+    case commitTimedOut(seconds: Double)
     /// The server is stopping.
     case shuttingDown
     /// A bug or a schema mismatch; logged, answered 500.

@@ -14,7 +14,14 @@ import Synchronization
 ///
 /// The queue is bounded in events and bytes, so memory stays bounded under any load: past the
 /// bound `submit` throws `.overloaded` at once. While the database is unreachable `submit`
-/// throws `.unavailable` at once, and the thread reconnects by itself.
+/// throws `.unavailable` at once, and the thread reconnects by itself (with a multi-host
+/// `DATABASE_URL` and `target_session_attrs=read-write`, to whichever host is the primary now).
+///
+/// No request waits on a stuck commit: a ``CommitWatchdog`` answers a group commit's requests
+/// `503` once it has taken `commitTimeout`, and marks the database unreachable until a commit
+/// returns again. "Reachable" means that a commit returns: a writer checks it with an empty
+/// commit when it connects and every second it is idle, so `/readyz` also turns 503 when
+/// commits hang (a promoted standby that kept `synchronous_standby_names` and has no standby).
 final class IngestWriter: Sendable {
     /// The writer as `/readyz` and the metrics see it.
     struct Health: Sendable {
@@ -38,6 +45,8 @@ final class IngestWriter: Sendable {
     }
 
     private let databaseURL: String
+    private let sessionOptions: PostgresSessionOptions
+    private let watchdog: CommitWatchdog
     private let maxEvents: Int
     private let maxBytes: Int
     private let commitMaxEvents: Int
@@ -52,9 +61,14 @@ final class IngestWriter: Sendable {
 
     init(
         databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int,
-        influenceWindowSeconds: Double = 12 * 3600, metrics: ServiceMetrics = ServiceMetrics(),
-        log: Logger = Logger(level: .error)
+        influenceWindowSeconds: Double = 12 * 3600,
+        sessionOptions: PostgresSessionOptions = PostgresSessionOptions(
+            applicationName: "pushtrack-writer"),
+        commitTimeout: Duration = .seconds(10),
+        metrics: ServiceMetrics = ServiceMetrics(), log: Logger = Logger(level: .error)
     ) {
+        self.sessionOptions = sessionOptions
+        watchdog = CommitWatchdog(timeout: commitTimeout)
         self.metrics = metrics
         self.log = log
         self.writers = writers
@@ -68,7 +82,22 @@ final class IngestWriter: Sendable {
 
     /// Starts the writer threads; each connects at once and keeps trying while it cannot.
     func start() {
+        watchdog.start { [self] jobs in commitTimedOut(jobs) }
         threads.start { [self] _, _ in run() }
+    }
+
+    /// The watchdog's answer to a commit past its deadline: 503 for its requests, and the
+    /// database unreachable (queued requests 503, new ones refused) until a commit returns.
+    private func commitTimedOut(_ jobs: [IngestJob]) {
+        let seconds = watchdog.timeout.inSeconds
+        metrics.add(.commitTimeouts)
+        for job in jobs { job.completion(.failure(.commitTimedOut(seconds: seconds))) }
+        markUnreachable(
+            "a commit did not return within \(Self.text(seconds)) s (a synchronous standby gone, a lock, a stalled disk?)"
+        )
+        log.warning(
+            "commit timed out",
+            ["requests": String(jobs.count), "timeout_s": Self.text(seconds)])
     }
 
     var health: Health {
@@ -125,6 +154,7 @@ final class IngestWriter: Sendable {
         threads.stop()
         for _ in 0..<writers { wakeup.signal() }
         threads.join(timeout: timeout)
+        watchdog.stop()
     }
 
     // MARK: - The writer thread
@@ -155,20 +185,22 @@ final class IngestWriter: Sendable {
                 if wakeup.wait(timeout: .now() + 1) == .timedOut,
                     ContinuousClock.now - lastContact > .seconds(1)
                 {
-                    // Idle: check that the database still answers, so /readyz stays true.
-                    do {
-                        _ = try connection?.query("SELECT 1")
-                        lastContact = .now
-                    } catch {
-                        connection = nil
-                        markUnreachable("\(error)")
-                    }
+                    // Idle: check that a commit still returns, so that /readyz stays true.
+                    if probe(connection!) { lastContact = .now } else { connection = nil }
                 }
                 continue
             }
             let started = ContinuousClock.now
+            let watch = watchdog.watch(jobs, interrupter: connection!.interrupter())
+            let result = Result { try commit(jobs, on: connection!) }
+            guard case .inTime(let jobs) = watchdog.finish(watch) else {
+                // Answered by the watchdog. The connection may still have a cancel on its way,
+                // or a socket shut down: it is not used again.
+                connection = nil
+                continue
+            }
             do {
-                let (outcomes, retries) = try commit(jobs, on: connection!)
+                let (outcomes, retries) = try result.get()
                 lastContact = .now
                 record(
                     jobs, outcomes, seconds: (ContinuousClock.now - started).inSeconds,
@@ -217,8 +249,10 @@ final class IngestWriter: Sendable {
 
     private func connect() -> (PostgresConnection?, epoch: Int) {
         do {
-            let connection = try PostgresConnection(url: databaseURL)
-            _ = try connection.query("SET application_name = 'pushtrack-writer'")
+            // The application name is a startup parameter, not a SET that a transaction pooler
+            // would leave on a server connection for other clients.
+            let connection = try PostgresConnection(url: databaseURL, options: sessionOptions)
+            guard probe(connection) else { return (nil, 0) }
             let epoch = state.withLock { state -> Int in
                 state.reachable = true
                 state.lastError = nil
@@ -229,6 +263,27 @@ final class IngestWriter: Sendable {
             markUnreachable("\(error)")
             return (nil, 0)
         }
+    }
+
+    /// `10` for 10 s, `0.5` for half a second.
+    static func text(_ seconds: Double) -> String {
+        seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
+    }
+
+    /// Runs an empty commit (one that takes a transaction id, so that it waits for synchronous
+    /// replication like a real one) under the watchdog; false, with the database marked
+    /// unreachable, when it failed or did not return in time.
+    private func probe(_ connection: PostgresConnection) -> Bool {
+        let watch = watchdog.watch([], interrupter: connection.interrupter())
+        let result = Result {
+            try connection.transaction { try $0.query("SELECT pg_current_xact_id()") }
+        }
+        guard case .inTime = watchdog.finish(watch) else { return false }
+        if case .failure(let error) = result {
+            markUnreachable("\(error)")
+            return false
+        }
+        return true
     }
 
     /// Marks the database unreachable and answers every queued job 503 at once: nothing waits

@@ -10,6 +10,14 @@ import PostgresClient
 /// short `lock_timeout` (retried a few times, else left for the next run), then dropped once it
 /// is no longer part of `events`; delivery rows are deleted in small batches, each its own
 /// transaction.
+///
+/// One process applies retention at a time: every step is a transaction that first takes the
+/// maintenance lock with `pg_try_advisory_xact_lock` (and sets its `lock_timeout` with
+/// `SET LOCAL`), so the lock and the setting end with the step. That works through a
+/// transaction pooler, where consecutive transactions may run on different server sessions
+/// and a session-level lock would be left on one of them. A run that finds the lock held stops
+/// there as `busy`; steps check their target again inside their transaction, so two runs that
+/// interleave between steps never do one thing twice.
 public struct Maintenance: Sendable {
     /// Days of raw-event partitions kept ready ahead of today (UTC).
     public static let partitionDaysAhead = 7
@@ -75,30 +83,23 @@ public struct Maintenance: Sendable {
         return rows.first?.int("created") ?? 0
     }
 
-    /// One full run on `connection`, which it leaves with its settings reset. Give it a
-    /// connection of its own: the run takes a session-level advisory lock so that only one
-    /// process applies retention at a time (another finds it `busy`).
+    /// One full run on `connection`; it leaves no session state behind (see the type's
+    /// documentation), so the connection may go through a transaction pooler.
     public func run(on connection: PostgresConnection) throws -> Report {
         var report = Report(dryRun: dryRun)
         report.createdPartitions = try createPartitions(connection)
-        guard
-            try connection.query(
-                "SELECT pg_try_advisory_lock(hashtext('pushtrack_maintenance')) AS locked"
-            ).first?.bool("locked") == true
-        else {
+        do {
+            report.cutoffDay = try step(connection) { connection in
+                try connection.query(
+                    "SELECT ((now() AT TIME ZONE 'UTC')::date - \(retentionDays)::int)::text AS day"
+                ).first?.string("day") ?? ""
+            }
+            try dropPartitions(connection, &report)
+            try ageOutDeliveries(connection, &report)
+        } catch is Busy {
             report.busy = true
             return report
         }
-        defer {
-            _ = try? connection.query(
-                "SELECT pg_advisory_unlock(hashtext('pushtrack_maintenance'))")
-            _ = try? connection.query("SELECT set_config('lock_timeout', '0', false)")
-        }
-        let cutoff = try connection.query(
-            "SELECT ((now() AT TIME ZONE 'UTC')::date - \(retentionDays)::int)::text AS day")
-        report.cutoffDay = cutoff.first?.string("day") ?? ""
-        try dropPartitions(connection, &report)
-        try ageOutDeliveries(connection, &report)
         report.defaultPartitionRows =
             try connection.query(
                 """
@@ -107,6 +108,24 @@ public struct Maintenance: Sendable {
                 """
             ).first?.int("n") ?? 0
         return report
+    }
+
+    /// Another process holds the maintenance lock.
+    private struct Busy: Error {}
+
+    /// Runs `body` in a transaction that holds the maintenance lock; throws ``Busy`` when
+    /// another process holds it.
+    private func step<T>(
+        _ connection: PostgresConnection, _ body: (PostgresConnection) throws -> T
+    ) throws -> T {
+        try connection.transaction { connection in
+            guard
+                try connection.query(
+                    "SELECT pg_try_advisory_xact_lock(hashtext('pushtrack_maintenance')) AS locked"
+                ).first?.bool("locked") == true
+            else { throw Busy() }
+            return try body(connection)
+        }
     }
 
     private func createPartitions(_ connection: PostgresConnection) throws -> [String] {
@@ -149,7 +168,9 @@ public struct Maintenance: Sendable {
     }
 
     private func dropPartitions(_ connection: PostgresConnection, _ report: inout Report) throws {
-        let expired = try expiredPartitions(connection, cutoffDay: report.cutoffDay)
+        let expired = try step(connection) { connection in
+            try expiredPartitions(connection, cutoffDay: report.cutoffDay)
+        }
         guard !expired.isEmpty else { return }
         if dryRun {
             for partition in expired {
@@ -169,8 +190,6 @@ public struct Maintenance: Sendable {
             try connection.query(
                 "SELECT partdefid = 0 AS none FROM pg_partitioned_table WHERE partrelid = 'events'::regclass"
             ).first?.bool("none") ?? false
-        let lockTimeout = "\(lockTimeoutMilliseconds)ms"
-        _ = try connection.query("SELECT set_config('lock_timeout', \(lockTimeout), false)")
         for partition in expired {
             // Identifiers cannot be bound parameters; the name matched ^events_p[0-9]{8}$.
             let table = PostgresQuery.quoted(identifier: partition.name)
@@ -179,31 +198,61 @@ public struct Maintenance: Sendable {
                     partition.detachPending
                     ? "ALTER TABLE events DETACH PARTITION \(table) FINALIZE"
                     : "ALTER TABLE events DETACH PARTITION \(table)\(concurrently ? " CONCURRENTLY" : "")"
-                if let reason = try detach(connection, statement) {
+                let inTransaction = !concurrently && !partition.detachPending
+                if let reason = try detach(
+                    connection, statement, table: partition.name, inTransaction: inTransaction)
+                {
                     report.skippedPartitions.append(
                         SkippedPartition(name: partition.name, reason: reason))
                     continue
                 }
             }
-            let events = try connection.transaction { connection in
+            // Another run may have dropped it since the list was read.
+            let events = try step(connection) { connection -> Int? in
+                guard try Self.exists(partition.name, on: connection) else { return nil }
                 let rows = try connection.query(
                     "SELECT pushtrack_retire_partition(\(partition.name)) AS n")
                 try connection.execute("DROP TABLE \(table)")
                 return rows.first?.int("n") ?? 0
             }
-            report.droppedPartitions.append(DroppedPartition(name: partition.name, events: events))
+            if let events {
+                report.droppedPartitions.append(
+                    DroppedPartition(name: partition.name, events: events))
+            }
         }
     }
 
-    /// Runs the DETACH, retrying when its lock is not granted in time; nil when done, else why not.
-    private func detach(_ connection: PostgresConnection, _ statement: String) throws -> String? {
+    /// Whether the table `name` exists (and is still attached or detached, not dropped).
+    private static func exists(_ name: String, on connection: PostgresConnection) throws -> Bool {
+        try connection.query("SELECT to_regclass(\(name)) IS NOT NULL AS found").first?.bool(
+            "found") == true
+    }
+
+    /// Runs the DETACH, retrying when its lock is not granted in time; nil when done, else why
+    /// not. The plain DETACH runs in a step under `SET LOCAL lock_timeout`; `CONCURRENTLY` and
+    /// `FINALIZE` cannot run in a transaction block, so they run on their own, the lock
+    /// checked just before (they are only used when the table has no default partition, which
+    /// ours always has).
+    private func detach(
+        _ connection: PostgresConnection, _ statement: String, table: String, inTransaction: Bool
+    ) throws -> String? {
+        let lockTimeout = "\(lockTimeoutMilliseconds)ms"
         for attempt in 1...max(lockAttempts, 1) {
             do {
-                try connection.execute(statement)
+                if inTransaction {
+                    try step(connection) { connection in
+                        guard try Self.isAttached(table, on: connection) else { return }
+                        _ = try connection.query(
+                            "SELECT set_config('lock_timeout', \(lockTimeout), true)")
+                        try connection.execute(statement)
+                    }
+                } else {
+                    try step(connection) { _ in }
+                    try connection.execute(statement)
+                }
                 return nil
-            } catch {
-                // lock_not_available: ingestion held the table; let it run, then try again.
-                guard error.sqlState == .lockNotAvailable else { throw error }
+            } catch let error as PostgresError where error.sqlState == .lockNotAvailable {
+                // Ingestion held the table; let it run, then try again.
                 if attempt < lockAttempts {
                     Thread.sleep(forTimeInterval: 0.2 * Double(attempt))
                 }
@@ -213,10 +262,24 @@ public struct Maintenance: Sendable {
             "lock not granted within \(lockTimeoutMilliseconds) ms (\(lockAttempts) attempts); retried next run"
     }
 
+    /// Whether `name` is still a partition of `events`.
+    private static func isAttached(_ name: String, on connection: PostgresConnection) throws
+        -> Bool
+    {
+        try connection.query(
+            """
+            SELECT EXISTS (SELECT 1 FROM pg_inherits
+                            WHERE inhrelid = to_regclass(\(name)) AND inhparent = 'events'::regclass)
+                   AS attached
+            """
+        ).first?.bool("attached") == true
+    }
+
     /// Deletes, in small batches, the delivery state of retired messages none of whose pairs
     /// changed since the cutoff; their folded counters stay.
     private func ageOutDeliveries(_ connection: PostgresConnection, _ report: inout Report) throws {
-        let messages = try connection.query(
+        let messages = try step(connection) { connection in
+            try connection.query(
             """
             SELECT r.app_id, r.message_id,
                    (SELECT count(*) FROM deliveries d
@@ -229,6 +292,7 @@ public struct Maintenance: Sendable {
                     AND d.updated_at >= \(report.cutoffDay)::date::timestamp AT TIME ZONE 'UTC')
             ORDER BY 1, 2
             """)
+        }
         for message in messages {
             let appId = message.string("app_id") ?? ""
             let messageId = message.string("message_id") ?? ""
@@ -238,7 +302,7 @@ public struct Maintenance: Sendable {
                 continue
             }
             while true {
-                let deleted =
+                let deleted = try step(connection) { connection in
                     try connection.query(
                         """
                         WITH gone AS (
@@ -251,14 +315,17 @@ public struct Maintenance: Sendable {
                         SELECT count(*) AS n FROM gone
                         """
                     ).first?.int("n") ?? 0
+                }
                 report.deletedDeliveries += deleted
                 if deleted < deleteBatchSize { break }
             }
-            _ = try connection.query(
-                """
-                UPDATE retired_messages SET state_aged_out_at = now()
-                 WHERE app_id = \(appId) AND message_id = \(messageId)
-                """)
+            _ = try step(connection) { connection in
+                try connection.query(
+                    """
+                    UPDATE retired_messages SET state_aged_out_at = now()
+                     WHERE app_id = \(appId) AND message_id = \(messageId)
+                    """)
+            }
         }
     }
 }

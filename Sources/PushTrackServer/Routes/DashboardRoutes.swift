@@ -34,8 +34,10 @@ struct DashboardRoutes: Sendable {
         self.auth = auth
         self.answers = answers
         cookie = SessionCookie(secure: secureCookies)
-        sessions = CredentialCache(pool: answers.pool, ttlSeconds: ttlSeconds) {
-            hash, connection in
+        // Sessions are created on the primary just before the redirect that reads them.
+        sessions = CredentialCache(
+            pool: answers.pool, fallback: answers.replica?.pool, ttlSeconds: ttlSeconds
+        ) { hash, connection in
             try DashboardSessions.grant(sessionHash: hash, on: connection)
         }
     }
@@ -135,7 +137,7 @@ struct DashboardRoutes: Sendable {
         sessions.resolve(session) { [answers, cookie] resolution in
             switch resolution {
             case .found(let grant):
-                answers.onPool(request, responder, render: errorPage) { connection in
+                answers.onReadPool(request, responder, render: errorPage) { connection in
                     Self.html(try render(grant, connection))
                 }
             case .unknown:

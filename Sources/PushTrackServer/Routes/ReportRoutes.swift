@@ -14,7 +14,9 @@ import PushTrackCore
 /// - `GET /api/v1/reports/campaigns/{campaignId}/audience?appId=&environment=&from=&to=`
 ///
 /// Handlers check the token, then run their statements on the database pool and answer from
-/// there: nothing blocks an HTTP thread. They throw; ``Answers`` answers what they throw.
+/// there: nothing blocks an HTTP thread. They throw; ``Answers`` answers what they throw. The
+/// reports read on the read database when there is one (``Answers/onReadPool(_:_:render:_:)``);
+/// the registry writes on the primary.
 struct ReportRoutes: Sendable {
     let auth: BearerAuth
     let answers: Answers
@@ -73,7 +75,7 @@ struct ReportRoutes: Sendable {
         }
         router.add("POST", "/api/v1/campaigns/{campaignId}/sends") { request, responder in
             let parsed = body(of: request)
-            serve(request, responder, role: .admin) { grant, connection in
+            serve(request, responder, role: .admin, reads: false) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let send = try SendRequest.decode(try parsed.get())
                 let appId = try CampaignRegistry.app(
@@ -85,7 +87,7 @@ struct ReportRoutes: Sendable {
         }
         router.add("PUT", "/api/v1/campaigns/{campaignId}") { request, responder in
             let parsed = body(of: request)
-            serve(request, responder, role: .admin) { grant, connection in
+            serve(request, responder, role: .admin, reads: false) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let settings = try CampaignSettings.decode(try parsed.get())
                 let appId = try CampaignRegistry.app(
@@ -97,14 +99,18 @@ struct ReportRoutes: Sendable {
         }
     }
 
-    /// Authorizes, then runs `work` on a database thread and answers with its response or the
-    /// error it throws.
+    /// Authorizes, then runs `work` on a database thread (of the read database when it only
+    /// `reads`) and answers with its response or the error it throws.
     private func serve(
-        _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole,
+        _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole, reads: Bool = true,
         _ work: @escaping @Sendable (TokenGrant, PostgresConnection) throws -> HTTPResponse
     ) {
         auth.authorize(request, responder, role: role) { [answers] grant in
-            answers.onPool(request, responder) { connection in try work(grant, connection) }
+            if reads {
+                answers.onReadPool(request, responder) { connection in try work(grant, connection) }
+            } else {
+                answers.onPool(request, responder) { connection in try work(grant, connection) }
+            }
         }
     }
 

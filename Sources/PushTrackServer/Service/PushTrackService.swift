@@ -13,6 +13,8 @@ public final class PushTrackService: Sendable {
     public let configuration: ServerConfiguration
     let log: Logger
     let pool: PostgresWorkerPool
+    /// The read database's pool (`--read-database-url`), when set.
+    let readPool: PostgresWorkerPool?
     let writer: IngestWriter
     let metrics = ServiceMetrics()
     private let http: HTTPServer
@@ -26,17 +28,25 @@ public final class PushTrackService: Sendable {
         self.log = log
         pool = PostgresWorkerPool(
             url: configuration.databaseURL, size: configuration.databasePoolSize,
-            label: "pushtrack-db")
+            label: "pushtrack-db", options: configuration.sessionOptions(role: "db"))
+        readPool = configuration.readDatabaseURL.map { url in
+            PostgresWorkerPool(
+                url: url, size: configuration.databasePoolSize, label: "pushtrack-read",
+                options: configuration.sessionOptions(role: "read"))
+        }
         writer = IngestWriter(
             databaseURL: configuration.databaseURL, maxEvents: configuration.queueMaxEvents,
             maxBytes: configuration.queueMaxBytes, commitMaxEvents: configuration.commitMaxEvents,
             writers: configuration.writers,
             influenceWindowSeconds: Double(configuration.influenceWindowHours) * 3600,
+            sessionOptions: configuration.sessionOptions(role: "writer"),
+            commitTimeout: .milliseconds(Int(configuration.commitTimeoutSeconds * 1000)),
             metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, metrics: metrics, log: log)
         let answers = Answers(
-            pool: pool, log: log, retryAfterSeconds: configuration.retryAfterSeconds)
+            pool: pool, log: log, retryAfterSeconds: configuration.retryAfterSeconds,
+            replica: readPool.map { [metrics] in ReplicaReads(pool: $0, lag: metrics.replicaLag) })
         var router = Router()
         let ingest = IngestRoute(
             writeKeys: writeKeys, writer: writer, configuration: configuration, answers: answers,
@@ -83,6 +93,7 @@ public final class PushTrackService: Sendable {
         try http.start()
         scheduleMaintenance()
         compactor.start()
+        if let readPool { metrics.replicaLag.start(pool: readPool, log: log) }
         log.always("serving", ["port": String(http.port), "pid": String(getpid())])
     }
 
@@ -92,9 +103,11 @@ public final class PushTrackService: Sendable {
         log.info("shutting down", ["in_flight": String(http.inFlight)])
         maintenance.stop()
         compactor.stop()
+        metrics.replicaLag.stop()
         http.shutdown(grace: grace)
         writer.shutdown(timeout: grace)
         pool.shutdown()
+        readPool?.shutdown()
         // The compactor's run in progress ended with the pool; a maintenance run has its own
         // connection and is given the grace time.
         compactor.join()
@@ -108,7 +121,9 @@ public final class PushTrackService: Sendable {
         maintenance.start(every: .seconds(configuration.maintenanceIntervalSeconds)) {
             [configuration, log, metrics] in
             do {
-                let connection = try PostgresConnection(url: configuration.databaseURL)
+                let connection = try PostgresConnection(
+                    url: configuration.databaseURL,
+                    options: configuration.sessionOptions(role: "maintenance"))
                 let report = try Maintenance(retentionDays: configuration.retentionDays)
                     .run(on: connection)
                 Self.record(report, log: log, metrics: metrics)

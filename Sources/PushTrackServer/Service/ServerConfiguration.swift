@@ -1,4 +1,5 @@
 import Foundation
+import PostgresClient
 import PushTrackCore
 
 /// Everything `pushtrack serve` can be told, with its defaults.
@@ -6,8 +7,16 @@ import PushTrackCore
 /// Each setting comes from a flag, else from its environment variable, else from the default;
 /// `ServerConfiguration.options` is the one table of them, used for parsing and for `--help`.
 public struct ServerConfiguration: Sendable {
-    /// libpq connection URI (`DATABASE_URL`).
+    /// libpq connection URI (`DATABASE_URL`); may name several hosts with
+    /// `target_session_attrs=read-write`, so that every connection finds the primary.
     public var databaseURL: String = ""
+    /// Where reports, the dashboard and the audience read (a streaming replica); `nil` reads on
+    /// the primary.
+    public var readDatabaseURL: String? = nil
+    /// Seconds a group commit may take before its requests are answered 503.
+    public var commitTimeoutSeconds: Double = 10
+    /// What sits between the collector and PostgreSQL.
+    public var pooler: Pooler = .none
     public var port: UInt16 = 8080
     /// Address to listen on; `nil` listens on every interface.
     public var bindAddress: String? = nil
@@ -50,6 +59,23 @@ public struct ServerConfiguration: Sendable {
     public var retentionDays: Int { Int((ingest.retention / 86_400).rounded()) }
 
     public init() {}
+
+    /// A connection pooler in front of PostgreSQL, as `--pooler` names it.
+    public enum Pooler: String, Sendable, CaseIterable {
+        /// A direct connection (or a session pooler): named prepared statements are used.
+        case none
+        /// A session pooler: a client keeps its server connection, as with `none`.
+        case session
+        /// A transaction pooler (PgBouncer `pool_mode = transaction`): nothing outlives a
+        /// transaction, so no named prepared statements.
+        case transaction
+    }
+
+    /// How the server's connections use their sessions, for `role` (the application name).
+    public func sessionOptions(role: String) -> PostgresSessionOptions {
+        PostgresSessionOptions(
+            applicationName: "pushtrack-\(role)", namedStatements: pooler != .transaction)
+    }
 }
 
 /// A bad flag or environment value, with a message that names it.
@@ -76,6 +102,36 @@ extension ServerConfiguration {
         ) { c, v throws(ConfigurationError) in
             guard !v.isEmpty else { throw ConfigurationError("DATABASE_URL is empty") }
             c.databaseURL = v
+        },
+        Option(
+            flag: "--read-database-url", environment: "PUSHTRACK_READ_DATABASE_URL",
+            help: "PostgreSQL URI reports, the dashboard and the audience read from, e.g. a replica (the primary)"
+        ) { c, v throws(ConfigurationError) in
+            guard !v.isEmpty else { throw ConfigurationError("--read-database-url: empty URI") }
+            c.readDatabaseURL = v
+        },
+        Option(
+            flag: "--commit-timeout", environment: "PUSHTRACK_COMMIT_TIMEOUT",
+            help: "seconds a group commit may take before its requests are answered 503 (10)"
+        ) { c, v throws(ConfigurationError) in
+            guard let seconds = Double(v.trimmingCharacters(in: .whitespaces)),
+                seconds >= 0.1, seconds <= 3600
+            else {
+                throw ConfigurationError(
+                    "--commit-timeout: '\(v)' is not a number of seconds from 0.1 to 3600")
+            }
+            c.commitTimeoutSeconds = seconds
+        },
+        Option(
+            flag: "--pooler", environment: "PUSHTRACK_POOLER",
+            help: "none, session, or transaction (PgBouncer transaction mode: no named prepared statements) (none)"
+        ) { c, v throws(ConfigurationError) in
+            guard let pooler = Pooler(rawValue: v.trimmingCharacters(in: .whitespaces).lowercased())
+            else {
+                throw ConfigurationError(
+                    "--pooler: '\(v)' is not one of none, session, transaction")
+            }
+            c.pooler = pooler
         },
         Option(
             flag: "--port", environment: "PUSHTRACK_PORT",

@@ -12,7 +12,7 @@ final class ServiceMetrics: Sendable {
     /// events counters.
     enum Counter: Int, CaseIterable {
         case eventsAccepted, eventsDuplicate
-        case commitRetries, commitFailures
+        case commitRetries, commitFailures, commitTimeouts
         case databaseErrors, databaseReconnects
         case maintenanceRuns, maintenanceFailures, partitionsCreated, partitionsDropped
         case deliveriesAgedOut
@@ -32,6 +32,11 @@ final class ServiceMetrics: Sendable {
                 return (
                     "pushtrack_commit_failures_total",
                     "Group commits that failed (their requests were answered 500 or 503)."
+                )
+            case .commitTimeouts:
+                return (
+                    "pushtrack_commit_timeouts_total",
+                    "Group commits and commit probes that did not return within --commit-timeout (their requests were answered 503)."
                 )
             case .databaseErrors:
                 return (
@@ -88,6 +93,8 @@ final class ServiceMetrics: Sendable {
     }
 
     private let counters = AtomicCounters(count: Counter.allCases.count)
+    /// The read database's lag; rendered only when one is configured.
+    let replicaLag = ReplicaLag()
     private let rejected = AtomicCounters(count: RejectionCode.allCases.count + 1)
     /// Events per group commit.
     let commitEvents = MetricHistogram(
@@ -163,6 +170,7 @@ final class ServiceMetrics: Sendable {
             "pushtrack_database_up", "gauge",
             help: "1 when the writers reach the database, else 0.")
         text.sample("pushtrack_database_up", [:], health.databaseReachable ? 1 : 0)
+        replicaLag.render(into: &text)
 
         for counter in Counter.allCases {
             guard let family = counter.family else { continue }

@@ -1,0 +1,5 @@
+-- Citus readiness (sql/README.md, "Scaling out: the Citus plan"): every primary and unique key
+-- of a table to be distributed by app_id carries app_id, so that Citus can enforce it on each
+-- shard. sends was keyed by its identity column alone.
+ALTER TABLE sends DROP CONSTRAINT sends_pkey;
+ALTER TABLE sends ADD PRIMARY KEY (app_id, send_id);
