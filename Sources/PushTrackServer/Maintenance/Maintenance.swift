@@ -280,18 +280,18 @@ public struct Maintenance: Sendable {
     private func ageOutDeliveries(_ connection: PostgresConnection, _ report: inout Report) throws {
         let messages = try step(connection) { connection in
             try connection.query(
-            """
-            SELECT r.app_id, r.message_id,
-                   (SELECT count(*) FROM deliveries d
-                    WHERE d.app_id = r.app_id AND d.message_id = r.message_id) AS pairs
-            FROM retired_messages r
-            WHERE r.state_aged_out_at IS NULL
-              AND NOT EXISTS (
-                  SELECT 1 FROM deliveries d
-                  WHERE d.app_id = r.app_id AND d.message_id = r.message_id
-                    AND d.updated_at >= \(report.cutoffDay)::date::timestamp AT TIME ZONE 'UTC')
-            ORDER BY 1, 2
-            """)
+                """
+                SELECT r.app_id, r.message_id,
+                       (SELECT count(*) FROM deliveries d
+                        WHERE d.app_id = r.app_id AND d.message_id = r.message_id) AS pairs
+                FROM retired_messages r
+                WHERE r.state_aged_out_at IS NULL
+                  AND NOT EXISTS (
+                      SELECT 1 FROM deliveries d
+                      WHERE d.app_id = r.app_id AND d.message_id = r.message_id
+                        AND d.updated_at >= \(report.cutoffDay)::date::timestamp AT TIME ZONE 'UTC')
+                ORDER BY 1, 2
+                """)
         }
         for message in messages {
             let appId = message.string("app_id") ?? ""
