@@ -15,8 +15,16 @@ final class LiveServer {
     let app: CreatedApp
     let db: PostgresConnection
 
-    init(configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
-        databaseURL = try TestDatabase.create()
+    /// Whether `databaseURL` was made here (and is dropped on deinit).
+    private let ownsDatabase: Bool
+
+    /// - Parameter database: a database of the test's own cluster (migrated here, not dropped);
+    ///   nil: a fresh one on the shared test server.
+    init(database: String? = nil, configure: (inout ServerConfiguration) -> Void = { _ in })
+        throws
+    {
+        ownsDatabase = database == nil
+        databaseURL = try database ?? TestDatabase.create()
         db = try PostgresConnection(url: databaseURL)
         try LiveServer.migrator().migrate(db)
         try Maintenance.ensurePartitions(db)
@@ -33,7 +41,7 @@ final class LiveServer {
 
     deinit {
         service.shutdown()
-        try? TestDatabase.drop(databaseURL)
+        if ownsDatabase { try? TestDatabase.drop(databaseURL) }
     }
 
     static func migrator() throws -> Migrator {

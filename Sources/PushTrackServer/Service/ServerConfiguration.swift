@@ -105,7 +105,8 @@ extension ServerConfiguration {
         },
         Option(
             flag: "--read-database-url", environment: "PUSHTRACK_READ_DATABASE_URL",
-            help: "PostgreSQL URI reports, the dashboard and the audience read from, e.g. a replica (the primary)"
+            help:
+                "PostgreSQL URI reports, the dashboard and the audience read from, e.g. a replica (the primary)"
         ) { c, v throws(ConfigurationError) in
             guard !v.isEmpty else { throw ConfigurationError("--read-database-url: empty URI") }
             c.readDatabaseURL = v
@@ -124,7 +125,8 @@ extension ServerConfiguration {
         },
         Option(
             flag: "--pooler", environment: "PUSHTRACK_POOLER",
-            help: "none, session, or transaction (PgBouncer transaction mode: no named prepared statements) (none)"
+            help:
+                "none, session, or transaction (PgBouncer transaction mode: no named prepared statements) (none)"
         ) { c, v throws(ConfigurationError) in
             guard let pooler = Pooler(rawValue: v.trimmingCharacters(in: .whitespaces).lowercased())
             else {
