@@ -58,7 +58,9 @@ final class AcknowledgingClients: Sendable {
                             record.statuses[status, default: 0] += 1
                             record.slowestSeconds = max(record.slowestSeconds, seconds)
                             if status == 200 {
-                                for i in 0..<batchSize { record.acknowledged.insert("\(prefix)-\(i)") }
+                                for i in 0..<batchSize {
+                                    record.acknowledged.insert("\(prefix)-\(i)")
+                                }
                             }
                         }
                         if status == 200 { break }
@@ -122,7 +124,8 @@ struct FailoverTests {
         try clusters.primary.stop(mode: "immediate")
         try clusters.standby.promote()
         #expect(done.wait(timeout: .now() + 90) == .success)
-        #expect(eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })
+        #expect(
+            eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })
 
         let db = try PostgresConnection(url: clusters.standby.url)
         let stored = Set(
@@ -221,7 +224,8 @@ struct FailoverTests {
         }
 
         try standby.synchronousStandbys(nil)
-        #expect(eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })
+        #expect(
+            eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })
         let retried = try post()
         #expect(retried.status == 200)
         #expect(json(retried)["duplicates"] as? Int == 3)
@@ -261,12 +265,14 @@ struct CommitTimeoutTests {
         #expect(ContinuousClock.now - refusedAt < .milliseconds(500))
 
         try cluster.synchronousStandbys(nil)
-        #expect(eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })
+        #expect(
+            eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })
         let retried = try server.upload(body)
         #expect(retried.status == 200)
         #expect(json(retried)["accepted"] as? Int == 0)
         #expect(json(retried)["duplicates"] as? Int == 5)
-        #expect(try server.count("SELECT count(*) AS n FROM events WHERE message_id = 'm-gone'") == 6)
+        #expect(
+            try server.count("SELECT count(*) AS n FROM events WHERE message_id = 'm-gone'") == 6)
         let metrics = try RawHTTP.request(port: server.port, "GET", "/metrics").text
         #expect((metric("pushtrack_commit_timeouts_total", in: metrics) ?? 0) >= 1)
     }
@@ -285,7 +291,8 @@ struct CommitTimeoutTests {
         #expect(ContinuousClock.now - started < .seconds(3))
 
         try holder.execute("ROLLBACK")
-        #expect(eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })
+        #expect(
+            eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })
         let retried = try server.upload(body)
         #expect(retried.status == 200)
         #expect(json(retried)["accepted"] as? Int == 4)

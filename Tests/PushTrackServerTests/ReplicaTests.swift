@@ -33,10 +33,11 @@ final class ReplicatedClusters {
         "postgresql://postgres@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/pushtrack?target_session_attrs=read-write"
     }
 
-    /// A new token of `role` for the app, made on the primary.
-    func token(_ role: TokenRole = .read) throws -> String {
+    /// A new token of `role` for `app` (default: the app made here), made on the primary.
+    func token(_ role: TokenRole = .read, for app: CreatedApp? = nil) throws -> String {
         try Credentials.createToken(
-            role: role, appId: app.appId, on: try PostgresConnection(url: primary.url)
+            role: role, appId: (app ?? self.app).appId,
+            on: try PostgresConnection(url: primary.url)
         ).token
     }
 }
@@ -85,7 +86,7 @@ struct ReplicaTests {
         let server = try LiveServer(database: clusters.primary.url) {
             $0.readDatabaseURL = clusters.standby.url
         }
-        let token = try clusters.token()
+        let token = try clusters.token(for: server.app)
         let upload = try server.upload(arrivals("r", count: 5, message: "m-replica"))
         #expect(upload.status == 200)
         #expect(json(upload)["accepted"] as? Int == 5)
@@ -113,10 +114,11 @@ struct ReplicaTests {
         let send = try RawHTTP.request(
             port: server.port, "POST", "/api/v1/campaigns/c-replica/sends",
             headers: [
-                ("Authorization", "Bearer \(try clusters.token(.admin))"),
+                ("Authorization", "Bearer \(try clusters.token(.admin, for: server.app))"),
                 ("Content-Type", "application/json"),
             ],
-            body: Array(#"{"messageId":"m-replica","sentAt":"2026-11-29T08:00:00Z","sent":10}"#.utf8))
+            body: Array(
+                #"{"messageId":"m-replica","sentAt":"2026-11-29T08:00:00Z","sent":10}"#.utf8))
         #expect(send.status == 201)
         #expect(send.headers["x-replica-lag-seconds"] == nil)
         // The move into c-replica reaches the replica's report.
@@ -137,9 +139,12 @@ struct ReplicaTests {
         let server = try LiveServer(database: clusters.primary.url) {
             $0.readDatabaseURL = clusters.standby.url
         }
-        let token = try clusters.token()
+        let token = try clusters.token(for: server.app)
         #expect(try server.upload(arrivals("a", count: 3, message: "m-stop")).status == 200)
-        #expect(eventually { json(try report(server, token, campaign: "m-stop"))["delivered"] as? Int == 3 })
+        #expect(
+            eventually {
+                json(try report(server, token, campaign: "m-stop"))["delivered"] as? Int == 3
+            })
 
         try clusters.standby.stop(mode: "immediate")
         let refused = try report(server, token, campaign: "m-stop")
@@ -162,6 +167,9 @@ struct ReplicaTests {
             })
 
         try clusters.standby.start()
-        #expect(eventually { json(try report(server, token, campaign: "m-stop"))["delivered"] as? Int == 7 })
+        #expect(
+            eventually {
+                json(try report(server, token, campaign: "m-stop"))["delivered"] as? Int == 7
+            })
     }
 }

@@ -19,7 +19,7 @@ import Synchronization
 ///
 /// No request waits on a stuck commit: a ``CommitWatchdog`` answers a group commit's requests
 /// `503` once it has taken `commitTimeout`, and marks the database unreachable until a commit
-/// returns again. "Reachable" means that a commit returns: a writer checks it with an empty
+/// returns again. "Reachable" means that a commit returns: a writer checks it with a probe
 /// commit when it connects and every second it is idle, so `/readyz` also turns 503 when
 /// commits hang (a promoted standby that kept `synchronous_standby_names` and has no standby).
 final class IngestWriter: Sendable {
@@ -270,13 +270,18 @@ final class IngestWriter: Sendable {
         seconds == seconds.rounded() ? String(Int(seconds)) : String(seconds)
     }
 
-    /// Runs an empty commit (one that takes a transaction id, so that it waits for synchronous
-    /// replication like a real one) under the watchdog; false, with the database marked
-    /// unreachable, when it failed or did not return in time.
+    /// Runs a commit that writes nothing but a transactional WAL message
+    /// (`pg_logical_emit_message`: it has a transaction id and WAL of its own, so it waits for
+    /// synchronous replication like a real batch, and touches no table; a transaction that only
+    /// takes an id writes no WAL and would not wait) under the watchdog; false, with the
+    /// database marked unreachable, when it failed or did not return in time.
     private func probe(_ connection: PostgresConnection) -> Bool {
         let watch = watchdog.watch([], interrupter: connection.interrupter())
         let result = Result {
-            try connection.transaction { try $0.query("SELECT pg_current_xact_id()") }
+            try connection.transaction { connection in
+                try connection.query(
+                    "SELECT pg_logical_emit_message(true, 'pushtrack', 'commit probe')")
+            }
         }
         guard case .inTime = watchdog.finish(watch) else { return false }
         if case .failure(let error) = result {
