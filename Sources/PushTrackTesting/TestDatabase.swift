@@ -14,6 +14,12 @@ public enum TestDatabase {
         return url
     }
 
+    /// The port of the server `baseURL` names (`127.0.0.1:PORT`), for a pooler put in front.
+    public static var serverPort: Int {
+        let authority = baseURL.split(separator: "@").last?.split(separator: "/").first ?? ""
+        return Int(authority.split(separator: ":").last ?? "") ?? 5432
+    }
+
     /// Creates a new empty database named `pt_test_<random hex>` and returns its URL: `baseURL`
     /// with the database name replaced.
     public static func create() throws -> String {
