@@ -3,3 +3,9 @@
 -- shard. sends was keyed by its identity column alone.
 ALTER TABLE sends DROP CONSTRAINT sends_pkey;
 ALTER TABLE sends ADD PRIMARY KEY (app_id, send_id);
+
+-- Streaming replicas (--read-database-url): vacuum truncates the delta tables, which empty every
+-- second, under an ACCESS EXCLUSIVE lock; a standby replays that lock and its report queries
+-- queue behind it. Without the truncation the few empty pages stay and are reused.
+ALTER TABLE report_deltas SET (vacuum_truncate = off);
+ALTER TABLE open_latency_deltas SET (vacuum_truncate = off);

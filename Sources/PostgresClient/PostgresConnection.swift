@@ -81,10 +81,19 @@ public final class PostgresConnection {
     /// can still be true for a connection that the server has already closed.
     public var isConnected: Bool { PQstatus(handle) == CONNECTION_OK }
 
+    /// The last ``interrupter()`` made, for ``wasCancelled``.
+    private var lastInterrupter: PostgresInterrupter?
+
     /// A handle that cancels or cuts off this connection's statement from another thread.
     public func interrupter() -> PostgresInterrupter {
-        PostgresInterrupter(connection: handle)
+        let interrupter = PostgresInterrupter(connection: handle)
+        lastInterrupter = interrupter
+        return interrupter
     }
+
+    /// Whether the work since the last ``interrupter()`` was made was cancelled through it (a
+    /// ``PostgresWatchdog`` deadline): then what it returned must not be acknowledged.
+    public var wasCancelled: Bool { lastInterrupter?.wasCancelled ?? false }
 
     /// The server version as an integer, such as `150004` for 15.4.
     public var serverVersion: Int { Int(PQserverVersion(handle)) }

@@ -23,6 +23,7 @@ import Synchronization
 public final class PostgresInterrupter: Sendable {
     private struct State: ~Copyable {
         var socket: Int32
+        var cancelled = false
     }
 
     /// `PQgetCancel`'s copy of the backend's cancel key; `PQcancel` is safe from any thread.
@@ -39,9 +40,19 @@ public final class PostgresInterrupter: Sendable {
     /// commit: cancelling a wait for synchronous replication leaves the commit local.
     @discardableResult
     public func cancel() -> Bool {
-        guard state.withLock({ $0.socket >= 0 }), let cancelHandle else { return false }
+        // Marked before the request leaves, so that work the cancel made return sees it.
+        let valid = state.withLock { state -> Bool in
+            if state.socket >= 0 { state.cancelled = true }
+            return state.socket >= 0
+        }
+        guard valid, let cancelHandle else { return false }
         return cancelHandle.cancel()
     }
+
+    /// Whether ``cancel()`` was called before ``invalidate()``: what the statement returned may
+    /// be due to the cancel (a commit left local, not replicated), so it must not be taken as
+    /// a normal answer.
+    public var wasCancelled: Bool { state.withLock { $0.cancelled } }
 
     /// Shuts the connection's socket down (both directions); libpq's blocked call fails.
     public func abort() {

@@ -9,27 +9,39 @@ import Synchronization
 /// libpq blocks the calling thread, so statements run here rather than on the cooperative pool.
 /// Each connection stays on its own thread for its whole life. Connections open lazily on the
 /// first job; a connection found broken is re-established before the next job (one attempt per
-/// job, bounded by `connect_timeout`), and when that fails the job receives the error.
+/// job, bounded by `connect_timeout`), and when that fails the job receives the error. With a
+/// `statementTimeout`, a ``PostgresWatchdog`` bounds each job: past it the statement is
+/// cancelled (its socket shut down if libpq stays blocked), the job gets the error, and the
+/// connection is replaced.
 public final class PostgresWorkerPool: Sendable {
     private let queue: PostgresJobQueue
     private let threads: ServiceThreads
     private let size: Int
     private let label: String
+    private let watchdog: PostgresWatchdog?
 
     /// Starts `size` threads named `<label>-0`, `<label>-1`, … (`<label>` alone when one), whose
-    /// connections open with `options`.
+    /// connections open with `options`; each job may take `statementTimeout` (nil: no bound).
     public init(
         url: String, size: Int, label: String,
-        options: PostgresSessionOptions = PostgresSessionOptions()
+        options: PostgresSessionOptions = PostgresSessionOptions(),
+        statementTimeout: Duration? = nil
     ) {
         precondition(size > 0, "a worker pool needs at least one thread")
         self.size = size
         self.label = label
         let queue = PostgresJobQueue()
         self.queue = queue
+        let watchdog = statementTimeout.map { timeout in
+            PostgresWatchdog(name: "\(label)-watchdog", grace: min(timeout, .seconds(2)))
+        }
+        self.watchdog = watchdog
+        watchdog?.start()
         threads = ServiceThreads(name: label, count: size)
         threads.start { _, _ in
-            var worker = Worker(url: url, options: options, queue: queue)
+            var worker = Worker(
+                url: url, options: options, queue: queue,
+                timeout: statementTimeout.flatMap { timeout in watchdog.map { ($0, timeout) } })
             worker.run()
         }
     }
@@ -88,6 +100,7 @@ public final class PostgresWorkerPool: Sendable {
         queue.close(workers: size)
         threads.stop()
         threads.join()
+        watchdog?.stop()
     }
 
     /// One thread's loop; the connection never leaves this thread.
@@ -95,18 +108,34 @@ public final class PostgresWorkerPool: Sendable {
         let url: String
         let options: PostgresSessionOptions
         let queue: PostgresJobQueue
+        let timeout: (watchdog: PostgresWatchdog, duration: Duration)?
         var connection: PostgresConnection?
 
-        init(url: String, options: PostgresSessionOptions, queue: PostgresJobQueue) {
+        init(
+            url: String, options: PostgresSessionOptions, queue: PostgresJobQueue,
+            timeout: (watchdog: PostgresWatchdog, duration: Duration)?
+        ) {
             self.url = url
             self.options = options
             self.queue = queue
+            self.timeout = timeout
         }
 
         mutating func run() {
             while let job = queue.pop() {
-                job(readyConnection())
-                connection?.rollbackAbandonedTransaction()
+                let ready = readyConnection()
+                let watch = timeout.flatMap { timeout in
+                    (try? ready.get()).map {
+                        timeout.watchdog.watch($0.interrupter(), timeout: timeout.duration)
+                    }
+                }
+                job(ready)
+                if let watch, let timeout, timeout.watchdog.finish(watch) {
+                    // Cancelled or cut off: a late cancel could hit the next job.
+                    connection = nil
+                } else {
+                    connection?.rollbackAbandonedTransaction()
+                }
             }
             connection = nil
         }

@@ -263,6 +263,16 @@ struct CommitTimeoutTests {
         #expect(refused.status == 503)
         #expect(json(refused)["error"] as? String == "database_unavailable")
         #expect(ContinuousClock.now - refusedAt < .milliseconds(500))
+        // A write on the pool (a token call) is bounded too, and not acknowledged: its commit,
+        // cancelled, is on the primary only.
+        let callAt = ContinuousClock.now
+        let tokenCall = try RawHTTP.request(
+            port: server.port, "POST", "/setting/upload-device-token",
+            headers: [("X-App-Key", server.app.writeKey), ("Content-Type", "application/json")],
+            body: Array(#"{"deviceToken":"abcdef0123456789"}"#.utf8))
+        #expect(tokenCall.status == 503)
+        #expect(tokenCall.headers["retry-after"] == "1")
+        #expect(ContinuousClock.now - callAt < .seconds(3))
 
         try cluster.synchronousStandbys(nil)
         #expect(
@@ -290,6 +300,17 @@ struct CommitTimeoutTests {
         #expect(json(timedOut)["error"] as? String == "commit_timeout")
         #expect(ContinuousClock.now - started < .seconds(3))
 
+        // The cancel reaches the stuck statement: its transaction is rolled back, and it no
+        // longer waits for the lock (it cannot commit once the lock goes).
+        #expect(
+            eventually {
+                try holder.query(
+                    """
+                    SELECT count(*) AS n FROM pg_stat_activity
+                     WHERE datname = current_database() AND wait_event_type = 'Lock'
+                    """
+                ).first?.int("n") == 0
+            })
         try holder.execute("ROLLBACK")
         #expect(
             eventually { try RawHTTP.request(port: server.port, "GET", "/readyz").status == 200 })

@@ -33,6 +33,10 @@ extension APIError {
             self = .databaseUnavailable(retryAfter: retryAfterSeconds, reason: error.reason)
         case let error as PostgresError where error.isConnectionFailure:
             self = .databaseUnavailable(retryAfter: retryAfterSeconds, reason: "\(error)")
+        case let error as PostgresError
+        where error.sqlState.map([SQLState.queryCanceled, .serializationFailure].contains) == true:
+            // Cancelled past --commit-timeout, or a replica's conflict with recovery: retryable.
+            self = .databaseUnavailable(retryAfter: retryAfterSeconds, reason: "\(error)")
         case let error as IngestFailure:
             switch error {
             case .overloaded: self = .overloaded(retryAfter: retryAfterSeconds)

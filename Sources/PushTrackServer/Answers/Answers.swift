@@ -59,7 +59,10 @@ struct Answers: Sendable {
     ) {
         pool.submit { [self] connection in
             do {
-                responder.respond(try work(try connection.get()))
+                let connection = try connection.get()
+                let response = try work(connection)
+                try Self.checkNotCancelled(connection)
+                responder.respond(response)
             } catch {
                 responder.respond(render(failure(error, to: request)))
             }
@@ -83,6 +86,7 @@ struct Answers: Sendable {
                 lag = try ReplicaLag.measure(on: connection)
                 replica.lag.record(lag ?? 0)
                 response = try work(connection)
+                try Self.checkNotCancelled(connection)
             } catch {
                 if (error as? PostgresError)?.isConnectionFailure == true {
                     replica.lag.recordDown()
@@ -92,6 +96,16 @@ struct Answers: Sendable {
             if let lag { response.headers.append((ReplicaReads.lagHeader, ReplicaLag.text(lag))) }
             responder.respond(response)
         }
+    }
+
+    /// Throws when the pool's watchdog cancelled the work past `--commit-timeout`: a write it
+    /// made may then be committed on the primary only (a cancelled wait for a synchronous
+    /// standby), so it is answered 503, never acknowledged.
+    private static func checkNotCancelled(_ connection: PostgresConnection) throws {
+        guard connection.wasCancelled else { return }
+        throw PostgresError(
+            kind: .query, sqlState: .queryCanceled,
+            message: "the statement did not return within --commit-timeout and was cancelled")
     }
 
     /// The API's rendering: JSON.

@@ -91,10 +91,12 @@ final class IngestWriter: Sendable {
     private func commitTimedOut(_ jobs: [IngestJob]) {
         let seconds = watchdog.timeout.inSeconds
         metrics.add(.commitTimeouts)
-        for job in jobs { job.completion(.failure(.commitTimedOut(seconds: seconds))) }
+        // Not ready before the first answer goes out, so that a client never sees the 503 and
+        // then a ready server.
         markUnreachable(
             "a commit did not return within \(Self.text(seconds)) s (a synchronous standby gone, a lock, a stalled disk?)"
         )
+        for job in jobs { job.completion(.failure(.commitTimedOut(seconds: seconds))) }
         log.warning(
             "commit timed out",
             ["requests": String(jobs.count), "timeout_s": Self.text(seconds)])
@@ -193,12 +195,12 @@ final class IngestWriter: Sendable {
             let started = ContinuousClock.now
             let watch = watchdog.watch(jobs, interrupter: connection!.interrupter())
             let result = Result { try commit(jobs, on: connection!) }
-            guard case .inTime(let jobs) = watchdog.finish(watch) else {
-                // Answered by the watchdog. The connection may still have a cancel on its way,
-                // or a socket shut down: it is not used again.
-                connection = nil
-                continue
-            }
+            let finished = watchdog.finish(watch)
+            // Past the deadline the connection may still have a cancel on its way, or a
+            // socket shut down: it is not used again.
+            if finished.expired { connection = nil }
+            // nil: answered by the watchdog.
+            guard let jobs = finished.jobs else { continue }
             do {
                 let (outcomes, retries) = try result.get()
                 lastContact = .now
@@ -206,7 +208,7 @@ final class IngestWriter: Sendable {
                     jobs, outcomes, seconds: (ContinuousClock.now - started).inSeconds,
                     retries: retries)
                 for (job, outcome) in zip(jobs, outcomes) { job.completion(.success(outcome)) }
-            } catch let error as PostgresError where error.isConnectionFailure {
+            } catch let error as PostgresError where error.isConnectionFailure || finished.expired {
                 connection = nil
                 metrics.add(.commitFailures)
                 markUnreachable(error.message)
@@ -283,7 +285,7 @@ final class IngestWriter: Sendable {
                     "SELECT pg_logical_emit_message(true, 'pushtrack', 'commit probe')")
             }
         }
-        guard case .inTime = watchdog.finish(watch) else { return false }
+        guard !watchdog.finish(watch).expired else { return false }
         if case .failure(let error) = result {
             markUnreachable("\(error)")
             return false

@@ -28,11 +28,13 @@ public final class PushTrackService: Sendable {
         self.log = log
         pool = PostgresWorkerPool(
             url: configuration.databaseURL, size: configuration.databasePoolSize,
-            label: "pushtrack-db", options: configuration.sessionOptions(role: "db"))
+            label: "pushtrack-db", options: configuration.sessionOptions(role: "db"),
+            statementTimeout: configuration.commitTimeout)
         readPool = configuration.readDatabaseURL.map { url in
             PostgresWorkerPool(
                 url: url, size: configuration.databasePoolSize, label: "pushtrack-read",
-                options: configuration.sessionOptions(role: "read"))
+                options: configuration.sessionOptions(role: "read"),
+                statementTimeout: configuration.commitTimeout)
         }
         writer = IngestWriter(
             databaseURL: configuration.databaseURL, maxEvents: configuration.queueMaxEvents,
@@ -40,7 +42,7 @@ public final class PushTrackService: Sendable {
             writers: configuration.writers,
             influenceWindowSeconds: Double(configuration.influenceWindowHours) * 3600,
             sessionOptions: configuration.sessionOptions(role: "writer"),
-            commitTimeout: .milliseconds(Int(configuration.commitTimeoutSeconds * 1000)),
+            commitTimeout: configuration.commitTimeout,
             metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, metrics: metrics, log: log)

@@ -71,6 +71,9 @@ public struct ServerConfiguration: Sendable {
         case transaction
     }
 
+    /// `--commit-timeout` as a duration: it bounds the pools' jobs too.
+    public var commitTimeout: Duration { .milliseconds(Int(commitTimeoutSeconds * 1000)) }
+
     /// How the server's connections use their sessions, for `role` (the application name).
     public func sessionOptions(role: String) -> PostgresSessionOptions {
         PostgresSessionOptions(
