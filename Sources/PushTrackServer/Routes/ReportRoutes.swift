@@ -24,7 +24,7 @@ struct ReportRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("GET", "/api/v1/reports/campaigns") { request, responder in
-            serve(request, responder, role: .read) { grant, connection in
+            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let zone = try ReportWindow.timeZone(request.query["tz"])
                 let window = try ReportWindow.parse(
                     from: request.query["from"], to: request.query["to"], timeZone: zone)
@@ -34,7 +34,7 @@ struct ReportRoutes: Sendable {
             }
         }
         router.add("GET", "/api/v1/reports/campaigns/{campaignId}") { request, responder in
-            serve(request, responder, role: .read) { grant, connection in
+            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let zone = try ReportWindow.timeZone(request.query["tz"])
                 let window = try ReportWindow.parse(
                     from: request.query["from"], to: request.query["to"], timeZone: zone)
@@ -46,7 +46,7 @@ struct ReportRoutes: Sendable {
         }
         router.add("GET", "/api/v1/reports/campaigns/{campaignId}/timeseries") {
             request, responder in
-            serve(request, responder, role: .read) { grant, connection in
+            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let series = try TimeSeries.parse(
                     bucket: request.query["bucket"], tz: request.query["tz"])
                 let window = try ReportWindow.parse(
@@ -59,7 +59,7 @@ struct ReportRoutes: Sendable {
             }
         }
         router.add("GET", "/api/v1/reports/audience") { request, responder in
-            serve(request, responder, role: .read) { grant, connection in
+            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let store = ReportStore(connection)
                 let appId = try store.audienceApp(
                     requested: request.query["appId"], scope: grant.appId)
@@ -68,14 +68,14 @@ struct ReportRoutes: Sendable {
         }
         router.add("GET", "/api/v1/reports/campaigns/{campaignId}/audience") {
             request, responder in
-            serve(request, responder, role: .read) { grant, connection in
+            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
                 return try Self.audience(request, store, appId: appId, campaignId: campaignId)
             }
         }
         router.add("POST", "/api/v1/campaigns/{campaignId}/sends") { request, responder in
             let parsed = body(of: request)
-            serve(request, responder, role: .admin, reads: false) { grant, connection in
+            serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let send = try SendRequest.decode(try parsed.get())
                 let appId = try CampaignRegistry.app(
@@ -87,7 +87,7 @@ struct ReportRoutes: Sendable {
         }
         router.add("PUT", "/api/v1/campaigns/{campaignId}") { request, responder in
             let parsed = body(of: request)
-            serve(request, responder, role: .admin, reads: false) { grant, connection in
+            serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let settings = try CampaignSettings.decode(try parsed.get())
                 let appId = try CampaignRegistry.app(
@@ -99,14 +99,23 @@ struct ReportRoutes: Sendable {
         }
     }
 
-    /// Authorizes, then runs `work` on a database thread (of the read database when it only
-    /// `reads`) and answers with its response or the error it throws.
+    /// Where a route's statements run.
+    enum Database {
+        /// The primary: everything that writes, and the default.
+        case primary
+        /// `--read-database-url` when set (a replica, read-only): reports only.
+        case readDatabase
+    }
+
+    /// Authorizes, then runs `work` on a database thread (of the read database for a route that
+    /// only reads and says so) and answers with its response or the error it throws.
     private func serve(
-        _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole, reads: Bool = true,
+        _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole,
+        on database: Database = .primary,
         _ work: @escaping @Sendable (TokenGrant, PostgresConnection) throws -> HTTPResponse
     ) {
         auth.authorize(request, responder, role: role) { [answers] grant in
-            if reads {
+            if database == .readDatabase {
                 answers.onReadPool(request, responder) { connection in try work(grant, connection) }
             } else {
                 answers.onPool(request, responder) { connection in try work(grant, connection) }
