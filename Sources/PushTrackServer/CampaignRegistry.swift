@@ -60,25 +60,6 @@ public struct StoredCampaign: Sendable, Equatable, Encodable {
 
 /// The sender's registry: sends (the report denominators) and campaign settings.
 public enum CampaignRegistry {
-    /// The app a registry request acts on: the token's app, or for a token valid for every app
-    /// the body's `appId`, which must name an app.
-    static func app(requested: String?, scope: String?, on connection: PostgresConnection) throws
-        -> String
-    {
-        if let scope {
-            if let requested, requested != scope {
-                throw ReportError.appNotAllowed(requested, tokenApp: scope)
-            }
-            return scope
-        }
-        guard let requested else { throw ReportError.appRequired }
-        guard try connection.query("SELECT 1 FROM apps WHERE app_id = $1", [requested]).count == 1
-        else {
-            throw ReportError.unknownApp(requested)
-        }
-        return requested
-    }
-
     /// Stores one send (a wave) and registers its message in the campaign, in one transaction.
     ///
     /// The message row becomes `registered`, moves to this campaign (so counts already made

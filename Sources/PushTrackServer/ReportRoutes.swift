@@ -66,8 +66,7 @@ struct ReportRoutes: Sendable {
         router.add("GET", "/api/v1/reports/audience") { request, responder in
             serve(request, responder, role: .read) { grant, connection in
                 let store = ReportStore(connection)
-                let appId = try store.audienceApp(
-                    requested: request.query["appId"], scope: grant.appId)
+                let appId = try store.app(requested: request.query["appId"], scope: grant.appId)
                 return try Self.audience(request, store, appId: appId, campaignId: nil)
             }
         }
@@ -83,8 +82,8 @@ struct ReportRoutes: Sendable {
             serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let send = try SendRequest.decode(try parsed.get())
-                let appId = try CampaignRegistry.app(
-                    requested: send.appId, scope: grant.appId, on: connection)
+                let appId = try ReportStore(connection).app(
+                    requested: send.appId, scope: grant.appId)
                 let stored = try CampaignRegistry.registerSend(
                     send, campaignId: campaignId, appId: appId, on: connection)
                 return .json(status: 201, bytes: try ReportJSON.encode(stored))
@@ -95,8 +94,8 @@ struct ReportRoutes: Sendable {
             serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let settings = try CampaignSettings.decode(try parsed.get())
-                let appId = try CampaignRegistry.app(
-                    requested: settings.appId, scope: grant.appId, on: connection)
+                let appId = try ReportStore(connection).app(
+                    requested: settings.appId, scope: grant.appId)
                 let (campaign, created) = try CampaignRegistry.updateCampaign(
                     settings, campaignId: campaignId, appId: appId, on: connection)
                 return .json(status: created ? 201 : 200, bytes: try ReportJSON.encode(campaign))

@@ -12,8 +12,12 @@ public enum ReportError: Error, Sendable, Equatable, CustomStringConvertible {
     case appNotAllowed(String, tokenApp: String)
     /// An `appId` that names no app: 422.
     case unknownApp(String)
-    /// A token valid for every app registered a send without `appId`: 422.
+    /// A token valid for every app named no `appId` where one app is needed, and the database
+    /// does not hold exactly one: 422 `missing_field`.
     case appRequired
+
+    static let appRequiredMessage =
+        "appId is required with a token valid for every app unless the database holds exactly one app"
 
     public var description: String {
         switch self {
@@ -27,7 +31,7 @@ public enum ReportError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownApp(let app):
             return "no app has id \(app)"
         case .appRequired:
-            return "appId is required with a token valid for every app"
+            return Self.appRequiredMessage
         }
     }
 }
@@ -58,6 +62,29 @@ public struct ReportStore {
     }
 
     // MARK: Which app
+
+    /// The one app a request acts on (DESIGN.md section 4): with a token limited to one app
+    /// (`scope`), that app (`requested` must be absent or the same); with a token valid for every
+    /// app, `requested` (the body's or query's `appId`, `--app`), which must name an app; without
+    /// it, the only app the database holds.
+    ///
+    /// The sends registry, campaign settings and the app-wide audience report all resolve their
+    /// app here.
+    /// - Throws: ``ReportError/appNotAllowed(_:tokenApp:)`` for another app than the token's,
+    ///   ``ReportError/unknownApp(_:)`` for an id that names no app,
+    ///   ``ReportError/appRequired`` when `appId` is absent and there are several apps (or none).
+    public func app(requested: String?, scope: String?) throws -> String {
+        if let app = try Self.listedApp(requested: requested, scope: scope) {
+            guard try !connection.query("SELECT 1 FROM apps WHERE app_id = $1", [app]).isEmpty
+            else { throw ReportError.unknownApp(app) }
+            return app
+        }
+        let apps = try connection.query("SELECT app_id FROM apps ORDER BY 1 LIMIT 2")
+        guard apps.count == 1, let app = apps.first?.string("app_id") else {
+            throw ReportError.appRequired
+        }
+        return app
+    }
 
     /// The app a report over campaigns is limited to: the token's (`scope`; `requested` must be
     /// absent or the same), else `requested`, else none (`nil`: every app).

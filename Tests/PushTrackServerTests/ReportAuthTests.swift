@@ -193,7 +193,8 @@ struct SendsRegistryTests {
         #expect(noApp.status == 422)
         #expect(
             exactJSON(noApp)["message"] as? String
-                == "appId: appId is required with a token valid for every app")
+                == "appId: appId is required with a token valid for every app unless the database holds exactly one app"
+        )
         let unknownApp = try post(#"{"messageId":"m","sentAt":0,"sent":1,"appId":"app_nope"}"#)
         #expect(unknownApp.status == 422)
         #expect(exactJSON(unknownApp)["error"] as? String == "unknown_app")
