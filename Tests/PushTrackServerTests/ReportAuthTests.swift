@@ -187,7 +187,7 @@ struct SendsRegistryTests {
         #expect(exactJSON(try post("{nope"))["error"] as? String == "invalid_json")
         #expect(exactJSON(try post(""))["error"] as? String == "empty_body")
         #expect(exactJSON(try post("[1]"))["error"] as? String == "invalid_fields")
-        #expect(try post("{}", headers: [("Content-Type", "text/plain")]).status == 415)
+        #expect(try post("{}", headers: [("Content-Type", "application/xml")]).status == 415)
         let valid = #"{"messageId":"m","sentAt":0,"sent":1}"#
         let noApp = try post(valid)
         #expect(noApp.status == 422)
