@@ -20,15 +20,30 @@ extension APIError {
         APIError(status: 400, error: "invalid_parameter", message: error.message)
     }
 
-    /// The answer for a failure of a report or registry request; a 409 lists the apps in `apps`.
+    /// The answer for a failure of a report or registry request; a 409 lists the apps in `apps`,
+    /// a missing `appId` is also listed in `errors` as for other fields.
     static func response(for error: ReportError) -> HTTPResponse {
         let apiError = forReport(error)
-        guard case .ambiguousCampaign(_, let apps) = error else { return apiError.response }
-        return .json(
-            status: apiError.status,
-            ListedBody(
-                code: apiError.status, error: apiError.error, message: apiError.message, apps: apps)
-        )
+        switch error {
+        case .ambiguousCampaign(_, let apps):
+            return .json(
+                status: apiError.status,
+                ListedBody(
+                    code: apiError.status, error: apiError.error, message: apiError.message,
+                    apps: apps))
+        case .appRequired:
+            return .json(
+                status: apiError.status,
+                FieldsBody(
+                    code: apiError.status, error: apiError.error, message: apiError.message,
+                    errors: [
+                        FieldError(
+                            field: "appId", code: RejectionCode.missingField.rawValue,
+                            message: ReportError.appRequiredMessage)
+                    ]))
+        default:
+            return apiError.response
+        }
     }
 
     /// The answer for fields of a request body that break their rules: 422 `invalid_fields`,
@@ -73,7 +88,7 @@ extension APIError {
         case .appRequired:
             return APIError(
                 status: 422, error: "missing_field",
-                message: "appId: appId is required with a token valid for every app")
+                message: "appId: \(ReportError.appRequiredMessage)")
         }
     }
 }

@@ -70,6 +70,34 @@ final class LiveServer {
             body: bytes)
     }
 
+    /// A request to the API with a bearer token (none when `nil`) and, with a body, JSON's
+    /// content type.
+    func request(_ method: String, _ path: String, token: String?, body: String? = nil) throws
+        -> TestHTTPResponse
+    {
+        var headers: [(String, String)] = []
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        return try TestHTTP.request(
+            port: port, method, path, headers: headers, body: Array((body ?? "").utf8))
+    }
+
+    /// A rollup change as ingestion appends it (the compactor folds it). `counters`: delivered,
+    /// confirmed, foreground, background, opened, clicks, dismissed, duplicate reports.
+    func rollup(
+        app: String? = nil, _ message: String, _ bucket: String, _ platform: String,
+        _ version: String, _ locale: String, _ counters: [Int]
+    ) throws {
+        _ = try db.query(
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicate_reports)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+            """,
+            [app ?? self.app.appId, message, bucket, platform, version, locale]
+                + counters.map { $0 })
+    }
+
     func count(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
         try db.query(sql, parameters).first?.int("n") ?? -1
     }
