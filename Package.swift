@@ -6,6 +6,7 @@ let package = Package(
     products: [
         .executable(name: "pushtrack", targets: ["pushtrack"]),
         .executable(name: "pushtrack-sim", targets: ["pushtrack-sim"]),
+        .executable(name: "pushtrack-emit", targets: ["pushtrack-emit"]),
         .library(name: "PushTrackClient", targets: ["PushTrackClient"]),
     ],
     targets: [
@@ -39,8 +40,9 @@ let package = Package(
         .target(name: "PushTrackTesting", dependencies: ["PostgresClient", "HTTPClient"]),
 
         // The apps' reporting half (README "Reporting from the apps"): Foundation only, so that
-        // it builds for iOS and is tested here.
+        // it builds for iOS and is tested here; and its command for scripts and other clients.
         .target(name: "PushTrackClient"),
+        .executableTarget(name: "pushtrack-emit", dependencies: ["PushTrackClient"]),
 
         // The traffic simulator (loadtest/README.md): the seeded client model and its ground
         // truth (no I/O), the engine that sends it and checks the reports, and its command.
