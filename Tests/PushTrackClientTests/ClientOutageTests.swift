@@ -27,7 +27,9 @@ import Testing
     }
 
     @Test func reportsQueuedThroughAnOutageAreAllStoredOnceAfterIt() throws {
-        let down = try UnavailableServer(retryAfter: 1)
+        // Waits of 3 s, then 2 s: long enough for the next process to start within the first,
+        // short enough for the test.
+        let down = try UnavailableServer(retryAfter: [3, 2])
         let downURL = "http://127.0.0.1:\(down.port)"
 
         // The first report's upload is answered 503; the next process obeys Retry-After
@@ -39,14 +41,18 @@ import Testing
                 "stays queued for later: HTTP 503 database_unavailable; next attempt after "))
         let second = try emit(downURL, report("e-2"))
         #expect(second.status == 75)
+        #expect(!second.stderr.contains("upload failed"))
+        #expect(
+            second.stderr.contains(
+                "stays queued for later: HTTP 503 database_unavailable; next attempt after "))
         #expect(down.requests.count == 1)
         let state = try #require(
             try ReportQueue(directory: folder.url.appendingPathComponent("q")).readBackoff().state)
         #expect(state.failures == 1)
         #expect(state.reason == "HTTP 503 database_unavailable")
 
-        // A flush waits the second out, asks once more, is told to wait again past its time.
-        let flush = try emit(downURL, ["flush", "--timeout", "1.5"])
+        // A flush waits the 3 s out, asks once more, is told to wait again past its time.
+        let flush = try emit(downURL, ["flush", "--timeout", "3.5"])
         #expect(flush.status == 75)
         #expect(
             flush.stdout

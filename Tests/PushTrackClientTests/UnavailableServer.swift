@@ -10,12 +10,13 @@ import Synchronization
 /// its port refuses connections.
 final class UnavailableServer: Sendable {
     let port: UInt16
-    let retryAfter: Int
+    /// The `Retry-After` of each answer in turn; the last one repeats.
+    let retryAfter: [Int]
     private let listener: Int32
     private let arrivals = Mutex<[Date]>([])
     private let done = DispatchSemaphore(value: 0)
 
-    init(retryAfter: Int) throws {
+    init(retryAfter: [Int]) throws {
         self.retryAfter = retryAfter
         let listener = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         var address = sockaddr_in()
@@ -50,12 +51,16 @@ final class UnavailableServer: Sendable {
         while true {
             let connection = accept(listener, nil, nil)
             guard connection >= 0 else { break }
-            arrivals.withLock { $0.append(Date()) }
+            let count = arrivals.withLock {
+                $0.append(Date())
+                return $0.count
+            }
             drainRequest(connection)
             let body =
                 #"{"code":503,"error":"database_unavailable","message":"the database is unreachable"}"#
             let answer =
-                "HTTP/1.1 503 Service Unavailable\r\nRetry-After: \(retryAfter)\r\n"
+                "HTTP/1.1 503 Service Unavailable\r\n"
+                + "Retry-After: \(retryAfter[min(count, retryAfter.count) - 1])\r\n"
                 + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n"
                 + "Connection: close\r\n\r\n" + body
             _ = Array(answer.utf8).withUnsafeBytes {
