@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .executable(name: "pushtrack", targets: ["pushtrack"]),
         .executable(name: "pushtrack-sim", targets: ["pushtrack-sim"]),
+        .executable(name: "pushtrack-emit", targets: ["pushtrack-emit"]),
+        .library(name: "PushTrackClient", targets: ["PushTrackClient"]),
     ],
     targets: [
         // C bridges: a module map and a shim header each, nothing else.
@@ -37,6 +39,11 @@ let package = Package(
         // Helpers shared by the live tests: the HTTP client's test names, database fixtures.
         .target(name: "PushTrackTesting", dependencies: ["PostgresClient", "HTTPClient"]),
 
+        // The apps' reporting half (README "Reporting from the apps"): Foundation only, so that
+        // it builds for iOS and is tested here; and its command for scripts and other clients.
+        .target(name: "PushTrackClient"),
+        .executableTarget(name: "pushtrack-emit", dependencies: ["PushTrackClient"]),
+
         // The traffic simulator (loadtest/README.md): the seeded client model and its ground
         // truth (no I/O), the engine that sends it and checks the reports, and its command.
         .target(name: "Simulator", path: "loadtest/Simulator"),
@@ -56,6 +63,10 @@ let package = Package(
         .testTarget(
             name: "PostgresClientTests", dependencies: ["PostgresClient", "PushTrackTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PushTrackTesting"]),
+        .testTarget(
+            name: "PushTrackClientTests",
+            // HTTPServer for its zlib inflater: the client's own gzip is checked against it.
+            dependencies: ["PushTrackClient", "PushTrackTesting", "PostgresClient", "HTTPServer"]),
         .testTarget(
             name: "PushTrackServerTests",
             dependencies: ["PushTrackServer", "PushTrackTesting", "PostgresClient"],
