@@ -19,6 +19,19 @@ struct IngestRoute: Sendable {
         let rejected: [Rejection]
     }
 
+    /// The refusals decided from the header block alone (`Router.add(admit:)`): no write key, a
+    /// content type or encoding that is not read, a writer that is stopping or full. The body of
+    /// a refused request is discarded instead of kept and decoded, and a client that writes its
+    /// whole body before reading still reads the refusal.
+    func admit(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
+            return APIError.missingWriteKey().response
+        }
+        if let failure = Self.checkContentHeaders(request) { return failure.response }
+        let declared = request.headers["content-length"].flatMap { Int(HTTPHeaders.trimmed($0)) }
+        return refusal(writer.wouldAdmit(bytes: declared ?? 0))?.response
+    }
+
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
             return responder.respond(APIError.missingWriteKey().response)
