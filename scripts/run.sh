@@ -37,5 +37,7 @@ PY
 fi
 echo "run: development credentials (also in $creds):"
 sed 's/^/  /' "$creds"
+# scripts/run-cluster.sh: the database, build, migrations and credentials, without serving.
+[[ -n "${RUN_SETUP_ONLY:-}" ]] && exit 0
 echo "run: serving on http://localhost:$PORT (Ctrl-C stops)"
 exec "$bin" serve --port "$PORT"
