@@ -56,23 +56,35 @@ struct RequestStateMachine: Sendable {
         /// smuggling, which RFC 9112 section 6.3 says to answer with 400 and a closed
         /// connection). Equal repeated lengths are one length (RFC 9110 section 8.6).
         init(headers: HTTPHeaders, refusal: HTTPResponse? = nil) {
-            let lengths = headers.values("Content-Length")
+            // One pass over the fields (this runs for every request).
+            var first: String?
+            var disagree = false
+            var chunked = false
+            var expects = false
+            for (name, value) in headers.all {
+                if HTTPHeaders.sameName(name, "Content-Length") {
+                    if let first {
+                        disagree =
+                            disagree || HTTPHeaders.trimmed(first) != HTTPHeaders.trimmed(value)
+                    } else {
+                        first = value
+                    }
+                } else if HTTPHeaders.sameName(name, "Transfer-Encoding") {
+                    chunked = true
+                } else if HTTPHeaders.sameName(name, "Expect") {
+                    expects = HTTPHeaders.sameName(HTTPHeaders.trimmed(value), "100-continue")
+                }
+            }
             // Requests without a body (and chunked ones without a length) skip the checks.
-            if !lengths.isEmpty {
-                if !headers.values("Transfer-Encoding").isEmpty {
+            if let first {
+                if chunked {
                     ambiguity = "The request has both Content-Length and Transfer-Encoding."
-                } else if lengths.count > 1,
-                    Set(lengths.map(HTTPHeaders.trimmed)).count > 1
-                {
+                } else if disagree {
                     ambiguity = "The request has Content-Length fields that disagree."
                 }
-                contentLength = Int(HTTPHeaders.trimmed(lengths[0]))
+                contentLength = Int(HTTPHeaders.trimmed(first))
             }
-            expectsContinue =
-                headers["Expect"].map {
-                    HTTPHeaders.sameName(HTTPHeaders.trimmed($0), "100-continue")
-                }
-                ?? false
+            expectsContinue = expects
             self.refusal = refusal
         }
     }

@@ -10,6 +10,9 @@
 /// when no HEAD route exists (libmicrohttpd sends the headers without the body).
 public struct Router: Sendable {
     private var routes: [Route] = []
+    /// The admission check of each route, by index (beside `routes`, so that matching a path
+    /// does not copy it for every route).
+    private var admissions: [HTTPAdmission?] = []
 
     /// Creates an empty router.
     public init() {}
@@ -27,7 +30,8 @@ public struct Router: Sendable {
         routes.append(
             Route(
                 method: method.uppercased(), pattern: pattern, segments: Self.parse(pattern),
-                handler: handler, admission: admit))
+                handler: handler))
+        admissions.append(admit)
     }
 
     /// Adds a handler that answers before it returns.
@@ -92,7 +96,7 @@ public struct Router: Sendable {
             return Location(
                 index: found.index,
                 resolution: .matched(found.route.handler, parameters: found.parameters),
-                admission: found.route.admission)
+                admission: admissions[found.index])
         }
         if allowed.isEmpty {
             return Location(
@@ -136,7 +140,6 @@ public struct Router: Sendable {
         let pattern: String
         let segments: [Segment]
         let handler: HTTPHandler
-        let admission: HTTPAdmission?
 
         func match(_ path: [String]) -> [String: String]? {
             guard path.count == segments.count else { return nil }

@@ -28,16 +28,15 @@ struct IngestRoute: Sendable {
             return APIError.missingWriteKey().response
         }
         if let failure = Self.checkContentHeaders(request) { return failure.response }
-        let declared = request.headers["content-length"].flatMap { Int(HTTPHeaders.trimmed($0)) }
-        return refusal(writer.wouldAdmit(bytes: declared ?? 0))?.response
+        // The body's size is checked against the queue once it has arrived (`accept`).
+        return refusal(writer.wouldAdmit(bytes: 0))?.response
     }
 
+    /// Runs once `admit` let the request through (the server calls it at the header block), so
+    /// the content headers are not checked again.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
             return responder.respond(APIError.missingWriteKey().response)
-        }
-        if let failure = Self.checkContentHeaders(request) {
-            return responder.respond(failure.response)
         }
         writeKeys.resolve(key) { resolution in
             switch resolution {
