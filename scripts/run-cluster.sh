@@ -136,7 +136,7 @@ for _ in $(seq 100); do
     sleep 0.1
 done
 [[ -n "$ready" ]] || { echo "run-cluster: HAProxy did not start; its log:" >&2; tail -5 "$RUN_DIR/haproxy.log" >&2; exit 1; }
-echo "run-cluster: HAProxy on https://$host:$TLS_PORT in front of $COLLECTORS collectors (log $RUN_DIR/haproxy.log); $ca_note"
+echo "run-cluster: HAProxy on https://$host:$TLS_PORT (maxconn $maxconn) in front of $COLLECTORS collectors (log $RUN_DIR/haproxy.log); $ca_note"
 echo "run-cluster: ingestion https://$host:$TLS_PORT/customer-track/upload-event, dashboard https://$host:$TLS_PORT/dashboard"
 echo "run-cluster: ready (Ctrl-C stops)"
 wait -n "${pids[@]}" || true
