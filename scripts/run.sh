@@ -112,6 +112,8 @@ main() {
     migrate_database
     ensure_credentials
     print_credentials
+    # scripts/run-cluster.sh: the database, build, migrations and credentials, without serving.
+    [[ -z "${RUN_SETUP_ONLY:-}" ]] || return 0
     serve
 }
 

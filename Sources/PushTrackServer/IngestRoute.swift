@@ -19,12 +19,24 @@ struct IngestRoute: Sendable {
         let rejected: [Rejection]
     }
 
+    /// The refusals decided from the header block alone (`Router.add(admit:)`): no write key, a
+    /// content type or encoding that is not read, a writer that is stopping or full. The body of
+    /// a refused request is discarded instead of kept and decoded, and a client that writes its
+    /// whole body before reading still reads the refusal.
+    func admit(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
+            return APIError.missingWriteKey().response
+        }
+        if let failure = Self.checkContentHeaders(request) { return failure.response }
+        // The body's size is checked against the queue once it has arrived (`accept`).
+        return refusal(writer.wouldAdmit(bytes: 0))?.response
+    }
+
+    /// Runs once `admit` let the request through (the server calls it at the header block), so
+    /// the content headers are not checked again.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         guard let key = request.headers["x-app-key"].map(HTTPHeaders.trimmed), !key.isEmpty else {
             return responder.respond(APIError.missingWriteKey().response)
-        }
-        if let failure = Self.checkContentHeaders(request) {
-            return responder.respond(failure.response)
         }
         writeKeys.resolve(key) { resolution in
             switch resolution {
