@@ -20,11 +20,17 @@ let package = Package(
         .systemLibrary(
             name: "CZlib", pkgConfig: "zlib",
             providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(
+            name: "CLibCrypto", pkgConfig: "libcrypto",
+            providers: [.apt(["libssl-dev"])]),
 
-        // The domain: event model, validation, dedup rules, report maths. No I/O.
-        .target(name: "PushTrackCore"),
+        // The domain: event model, validation, dedup rules, report maths. No I/O; SHA-256 of
+        // secrets through libcrypto, a digest and nothing else.
+        .target(name: "PushTrackCore", dependencies: ["CLibCrypto"]),
+        // Background threads started, stopped and joined one way (writers, pool, compactor…).
+        .target(name: "Lifecycle"),
         // PostgreSQL over libpq.
-        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+        .target(name: "PostgresClient", dependencies: ["CLibPQ", "Lifecycle"]),
         // HTTP/1.1 over libmicrohttpd, and gzip bodies over zlib.
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib"]),
         // The application: configuration, migrations, ingestion, auth, routes.
@@ -32,11 +38,13 @@ let package = Package(
         .target(name: "Dashboard", dependencies: ["PushTrackCore"]),
         .target(
             name: "PushTrackServer",
-            dependencies: ["PushTrackCore", "PostgresClient", "HTTPServer", "Dashboard"]),
+            dependencies: [
+                "PushTrackCore", "PostgresClient", "HTTPServer", "Dashboard", "Lifecycle",
+            ]),
         .executableTarget(name: "pushtrack", dependencies: ["PushTrackServer"]),
         // A blocking keep-alive HTTP/1.1 client over POSIX sockets (live tests, simulator).
         .target(name: "HTTPClient"),
-        // Helpers shared by the live tests: the HTTP client's test names, database fixtures.
+        // Helpers shared by the live tests: throwaway databases and clusters.
         .target(name: "PushTrackTesting", dependencies: ["PostgresClient", "HTTPClient"]),
 
         // The apps' reporting half (README "Reporting from the apps"): Foundation only, so that
@@ -56,20 +64,24 @@ let package = Package(
             path: "loadtest/pushtrack-sim"),
 
         .testTarget(name: "PushTrackCoreTests", dependencies: ["PushTrackCore"]),
+        .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "PushTrackCore"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
         .testTarget(
-            name: "SimulatorEngineTests", dependencies: ["SimulatorEngine", "PushTrackTesting"]),
+            name: "SimulatorEngineTests",
+            dependencies: ["SimulatorEngine", "PushTrackTesting", "HTTPClient"]),
         .testTarget(
             name: "PostgresClientTests", dependencies: ["PostgresClient", "PushTrackTesting"]),
         .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PushTrackTesting"]),
         .testTarget(
             name: "PushTrackClientTests",
             // HTTPServer for its zlib inflater: the client's own gzip is checked against it.
-            dependencies: ["PushTrackClient", "PushTrackTesting", "PostgresClient", "HTTPServer"]),
+            dependencies: [
+                "PushTrackClient", "PushTrackTesting", "PostgresClient", "HTTPServer", "HTTPClient",
+            ]),
         .testTarget(
             name: "PushTrackServerTests",
-            dependencies: ["PushTrackServer", "PushTrackTesting", "PostgresClient"],
+            dependencies: ["PushTrackServer", "PushTrackTesting", "PostgresClient", "HTTPClient"],
             // Hostile-input case files, read from the source tree by HostileInputTests.
             exclude: ["Corpus"]),
     ]

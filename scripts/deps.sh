@@ -5,7 +5,8 @@ set -euo pipefail
 
 # haproxy: the accuracy tests run two collectors behind it, and `make run-cluster` (with the
 # tests of it) puts it in front with TLS; openssl makes its development certificate.
-packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev curl haproxy openssl)
+# libssl-dev: libcrypto's SHA-256 (Sources/CLibCrypto).
+packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev curl haproxy openssl)
 if [[ "${1:-}" == "--bench" ]]; then
     # slowhttptest: loadtest/slowloris.sh.
     packages+=(wrk procps slowhttptest)

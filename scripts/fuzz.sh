@@ -18,7 +18,8 @@ duration=${1:-60}
 jobs=${FUZZ_JOBS:-1}
 [[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: FUZZ_JOBS must be a positive integer, not '$jobs'" >&2; exit 2; }
 
-# zlib headers for Gzip.swift; the toolchain ships libFuzzer, ASan and lld itself.
+# zlib headers for Gzip.swift, libcrypto's for SHA256.swift; the toolchain ships libFuzzer, ASan
+# and lld itself.
 scripts/deps.sh
 swiftc=$(command -v swiftc) || { echo "fuzz: swiftc is not on PATH" >&2; exit 1; }
 runtime=$("$swiftc" -print-target-info | sed -n 's/.*"runtimeResourcePath": "\(.*\)".*/\1/p')
@@ -33,14 +34,16 @@ corpus=.data/fuzz-corpus/decoder
 artifacts=.data/fuzz-artifacts
 mkdir -p "$(dirname "$binary")" "$corpus" "$artifacts"
 
-# One module: the PushTrackCore sources, HTTPServer's Gzip.swift (over the CZlib module map) and
-# the harness, which so sees internal API. -O keeps the executions per second useful; the
-# preconditions and Swift's own checks stay on.
+# One module: the PushTrackCore sources (SHA256.swift over the CLibCrypto module map),
+# HTTPServer's Gzip.swift (over the CZlib module map) and the harness, which so sees internal
+# API. -O keeps the executions per second useful; the preconditions and Swift's own checks stay
+# on.
 sources=(Sources/PushTrackCore/*.swift Sources/HTTPServer/Gzip.swift fuzz/DecoderFuzzer.swift)
 if [[ ! -x "$binary" ]] || [[ -n "$(find "${sources[@]}" -newer "$binary" -print -quit)" ]]; then
     echo "fuzz: building $binary" >&2
     "$swiftc" -sanitize=fuzzer,address -parse-as-library -O -module-name PushTrackFuzz \
-        -use-ld=lld -I Sources/CZlib -lz "${sources[@]}" -o "$binary"
+        -use-ld=lld -I Sources/CZlib -I Sources/CLibCrypto -lz -lcrypto "${sources[@]}" \
+        -o "$binary"
 fi
 
 # Swift's own crash backtracer would catch the trap first and hang under ASan: let libFuzzer

@@ -86,18 +86,16 @@ public final class PostgresConnection {
         preparedStatements.removeAll()
     }
 
-    /// Runs one statement with text parameters bound to `$1`, `$2`, … (the extended protocol, as
-    /// `PQexecParams` uses it) and returns its rows as text.
+    /// Runs one statement, its interpolated values bound as text parameters (the extended
+    /// protocol, as `PQexecParams` uses it), and returns its rows as text.
     ///
-    /// A nil parameter is SQL NULL. PostgreSQL infers parameter types from the statement; cast
-    /// where it cannot (`$1::text[]`, `$2::timestamptz`). The whole result is copied into Swift.
-    /// Only one statement is allowed; use `execute` for scripts.
-    public func query(
-        _ sql: String, _ parameters: [(any PostgresEncodable)?] = []
-    ) throws(PostgresError) -> PostgresRows {
-        let texts = try Self.texts(parameters)
+    /// PostgreSQL infers parameter types from the statement; cast where it cannot
+    /// (`\(ids)::text[]`, `\(at)::timestamptz`). The whole result is copied into Swift. Only one
+    /// statement is allowed; use `execute` for scripts.
+    public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        let texts = try Self.checked(query.bindings)
         let sent = withCStringArray(texts) { values in
-            PQsendQueryParams(handle, sql, Int32(values.count), nil, values, nil, nil, 0)
+            PQsendQueryParams(handle, query.sql, Int32(values.count), nil, values, nil, nil, 0)
         }
         return try results(sent: sent == 1, operation: .query)
     }
@@ -106,17 +104,16 @@ public final class PostgresConnection {
     /// the server the first time this SQL text is run and reused afterwards. For the statements
     /// a hot path runs again and again (the ingestion writer's); only `SELECT`, `INSERT`,
     /// `UPDATE`, `DELETE` and `WITH` statements can be prepared.
-    public func queryPrepared(
-        _ sql: String, _ parameters: [(any PostgresEncodable)?] = []
-    ) throws(PostgresError) -> PostgresRows {
-        let texts = try Self.texts(parameters)
+    public func queryPrepared(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        let texts = try Self.checked(query.bindings)
         let name: String
-        if let existing = preparedStatements[sql] {
+        if let existing = preparedStatements[query.sql] {
             name = existing
         } else {
             name = "pt_\(preparedStatements.count)"
-            _ = try results(sent: PQsendPrepare(handle, name, sql, 0, nil) == 1, operation: .query)
-            preparedStatements[sql] = name
+            _ = try results(
+                sent: PQsendPrepare(handle, name, query.sql, 0, nil) == 1, operation: .query)
+            preparedStatements[query.sql] = name
         }
         let sent = withCStringArray(texts) { values in
             PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
@@ -134,14 +131,11 @@ public final class PostgresConnection {
         }
     }
 
-    /// The parameters as text, refusing a NUL byte (PostgreSQL text cannot hold one).
-    private static func texts(_ parameters: [(any PostgresEncodable)?]) throws(PostgresError)
-        -> [String?]
-    {
-        let texts = parameters.map { $0?.postgresText }
+    /// The parameters, refusing a NUL byte (PostgreSQL text cannot hold one).
+    private static func checked(_ texts: [String?]) throws(PostgresError) -> [String?] {
         if let position = texts.firstIndex(where: { $0.map(containsNUL) == true }) {
             throw PostgresError(
-                kind: .query, sqlState: "22021",
+                kind: .query, sqlState: .characterNotInRepertoire,
                 message:
                     "parameter $\(position + 1) contains a NUL byte, which PostgreSQL text cannot hold"
             )
@@ -165,7 +159,7 @@ public final class PostgresConnection {
         let status = PQtransactionStatus(handle)
         guard status != PQTRANS_INTRANS, status != PQTRANS_INERROR else {
             throw PostgresError(
-                kind: .query, sqlState: "25001",
+                kind: .query, sqlState: .activeSQLTransaction,
                 message: "transaction() cannot nest inside an open transaction")
         }
         try execute("BEGIN")
@@ -179,7 +173,7 @@ public final class PostgresConnection {
         let commit = try results(sent: PQsendQuery(handle, "COMMIT") == 1, operation: .query)
         if commit.commandTag == "ROLLBACK" {
             throw PostgresError(
-                kind: .query, sqlState: "25P02",
+                kind: .query, sqlState: .inFailedSQLTransaction,
                 message:
                     "the transaction was rolled back at COMMIT because a statement in it failed")
         }
@@ -367,7 +361,7 @@ public final class PostgresConnection {
 
     /// An error result's fields, copied out before `PQclear`.
     private struct Diagnostics {
-        let sqlState: String?
+        let sqlState: SQLState?
         let message: String?
         let detail: String?
         let hint: String?
@@ -376,7 +370,7 @@ public final class PostgresConnection {
             func field(_ code: Int32) -> String? {
                 PQresultErrorField(result, code).map { String(cString: $0) }
             }
-            sqlState = field(PT_DIAG_SQLSTATE)
+            sqlState = field(PT_DIAG_SQLSTATE).map(SQLState.init(rawValue:))
             message =
                 field(PT_DIAG_MESSAGE_PRIMARY)
                 ?? PostgresConnection.text(PQresultErrorMessage(result))

@@ -1,8 +1,9 @@
 import Foundation
 
-/// A value bound as a text parameter (`$1`, `$2`, …) in PostgreSQL's input syntax.
+/// A value bound as a text parameter (`$1`, `$2`, …) in PostgreSQL's input syntax: what a
+/// ``PostgresQuery`` interpolation takes.
 ///
-/// Parameters are always bound, never interpolated into SQL, so `postgresText` needs no SQL
+/// Parameters are always bound, never spliced into SQL, so `postgresText` needs no SQL
 /// quoting; it only has to be what the column type's input function accepts.
 public protocol PostgresEncodable: PostgresArrayElement {
     /// The value in PostgreSQL's text input format.
@@ -12,7 +13,7 @@ public protocol PostgresEncodable: PostgresArrayElement {
 /// A value that can stand as one element of a PostgreSQL array literal (`{…}`).
 ///
 /// Every `PostgresEncodable` is one, and so is an `Optional` of one, which becomes `NULL`; this
-/// lets `[String?]` bind as `text[]` for `unnest($1::text[])`.
+/// lets `[String?]` bind as `text[]` for `unnest(\(values)::text[])`.
 public protocol PostgresArrayElement: Sendable {
     /// The element as written between the braces: a quoted value, a nested literal, or `NULL`.
     var postgresArrayElement: String { get }
@@ -92,7 +93,7 @@ extension Optional: PostgresArrayElement where Wrapped: PostgresArrayElement {
 }
 
 extension Array: PostgresEncodable where Element: PostgresArrayElement {
-    /// A PostgreSQL array literal such as `{"a","b",NULL}` (cast it in SQL: `$1::text[]`), except
+    /// A PostgreSQL array literal such as `{"a","b",NULL}` (cast it in SQL: `\(values)::text[]`), except
     /// for `[UInt8]`, which is `bytea` in hex format (`\x0aff`).
     public var postgresText: String {
         if Element.self == UInt8.self, let bytes = self as? [UInt8] {

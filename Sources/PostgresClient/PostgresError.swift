@@ -11,8 +11,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     }
 
     public let kind: Kind
-    /// The five-character SQLSTATE (`"23505"`), or nil when the error came from libpq itself.
-    public let sqlState: String?
+    /// The SQLSTATE (`.uniqueViolation`, 23505), or nil when the error came from libpq itself.
+    public let sqlState: SQLState?
     /// The primary message, or libpq's own message when the server sent none.
     public let message: String
     public let detail: String?
@@ -21,7 +21,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public let connectionLost: Bool
 
     public init(
-        kind: Kind, sqlState: String? = nil, message: String, detail: String? = nil,
+        kind: Kind, sqlState: SQLState? = nil, message: String, detail: String? = nil,
         hint: String? = nil, connectionLost: Bool = false
     ) {
         self.kind = kind
@@ -40,7 +40,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
     public var isConnectionFailure: Bool {
         if kind == .connection || connectionLost { return true }
         guard let sqlState else { return false }
-        return sqlState.hasPrefix("08") || ["57P01", "57P02", "57P03"].contains(sqlState)
+        return sqlState.isConnectionException
+            || [.adminShutdown, .crashShutdown, .cannotConnectNow].contains(sqlState)
     }
 
     public var description: String {

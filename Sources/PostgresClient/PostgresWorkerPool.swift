@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Lifecycle
 import Synchronization
 
 /// A fixed set of threads, each owning one `PostgresConnection`, that run jobs off the Swift
@@ -10,28 +11,22 @@ import Synchronization
 /// first job; a connection found broken is re-established before the next job (one attempt per
 /// job, bounded by `connect_timeout`), and when that fails the job receives the error.
 public final class PostgresWorkerPool: Sendable {
-    private let queue = PostgresJobQueue()
-    private let threadsDone = DispatchGroup()
+    private let queue: PostgresJobQueue
+    private let threads: ServiceThreads
     private let size: Int
     private let label: String
 
-    /// Starts `size` threads named `<label>-0`, `<label>-1`, ….
+    /// Starts `size` threads named `<label>-0`, `<label>-1`, … (`<label>` alone when one).
     public init(url: String, size: Int, label: String) {
         precondition(size > 0, "a worker pool needs at least one thread")
         self.size = size
         self.label = label
-        for index in 0..<size {
-            threadsDone.enter()
-            let name = "\(label)-\(index)"
-            let thread = Thread { [queue, threadsDone] in
-                // Set from inside: on Linux a name given before start() is not what the running
-                // thread reports. Best effort even so; the name is for debuggers, not identity.
-                Thread.current.name = name
-                var worker = Worker(url: url, queue: queue)
-                worker.run()
-                threadsDone.leave()
-            }
-            thread.start()
+        let queue = PostgresJobQueue()
+        self.queue = queue
+        threads = ServiceThreads(name: label, count: size)
+        threads.start { _, _ in
+            var worker = Worker(url: url, queue: queue)
+            worker.run()
         }
     }
 
@@ -87,7 +82,8 @@ public final class PostgresWorkerPool: Sendable {
     /// afterwards fail at once. Must not be called from inside a job.
     public func shutdown() {
         queue.close(workers: size)
-        threadsDone.wait()
+        threads.stop()
+        threads.join()
     }
 
     /// One thread's loop; the connection never leaves this thread.

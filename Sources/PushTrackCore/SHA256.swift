@@ -1,28 +1,30 @@
-/// SHA-256 (FIPS 180-4).
+import CLibCrypto
+
+/// SHA-256 (FIPS 180-4), computed by libcrypto (OpenSSL 3), which libpq loads into the process
+/// anyway.
 ///
-/// Feed bytes with ``update(_:)`` and read the digest with ``finalize()``, or use the one-shot
-/// ``hash(_:)-(String)`` forms. Used for API secrets, so no output ever depends on anything but
-/// the input.
-public struct SHA256: Sendable {
+/// The only file that calls libcrypto. A digest is pure computation: no I/O, no state kept
+/// between calls, so the domain may use it. Secrets are stored as their SHA-256 (``Secret``),
+/// so the digests must never change: the tests pin FIPS 180-4's vectors and stored hashes.
+public enum SHA256 {
     /// The digest length in bytes.
     public static let digestByteCount = 32
 
-    private var state: [UInt32] = [
-        0x6a09_e667, 0xbb67_ae85, 0x3c6e_f372, 0xa54f_f53a,
-        0x510e_527f, 0x9b05_688c, 0x1f83_d9ab, 0x5be0_cd19,
-    ]
-    private var pending: [UInt8] = []
-    private var byteCount: UInt64 = 0
-
-    public init() {
-        pending.reserveCapacity(64)
-    }
-
     /// The 32-byte digest of `bytes`.
     public static func hash(_ bytes: [UInt8]) -> [UInt8] {
-        var hasher = SHA256()
-        hasher.update(bytes)
-        return hasher.finalize()
+        var digest = [UInt8](repeating: 0, count: digestByteCount)
+        var length: UInt32 = 0
+        let succeeded = bytes.withUnsafeBytes { input in
+            digest.withUnsafeMutableBufferPointer { output in
+                EVP_Digest(
+                    input.baseAddress, input.count, output.baseAddress, &length, EVP_sha256(), nil)
+            }
+        }
+        // EVP_Digest fails only without memory or without a SHA-256 implementation; neither
+        // leaves anything sensible to do with a secret.
+        precondition(
+            succeeded == 1 && length == digestByteCount, "libcrypto could not compute SHA-256")
+        return digest
     }
 
     /// The 32-byte digest of the UTF-8 bytes of `text`.
@@ -39,130 +41,4 @@ public struct SHA256: Sendable {
     public static func hexDigest(_ text: String) -> String {
         Hex.encode(hash(text))
     }
-
-    /// Adds `bytes` to the message.
-    public mutating func update(_ bytes: [UInt8]) {
-        byteCount &+= UInt64(bytes.count)
-        var start = 0
-        if !pending.isEmpty {
-            let take = min(64 - pending.count, bytes.count)
-            pending.append(contentsOf: bytes[0..<take])
-            start = take
-            guard pending.count == 64 else { return }
-            let block = pending
-            block.withUnsafeBufferPointer { compress($0) }
-            pending.removeAll(keepingCapacity: true)
-        }
-        bytes.withUnsafeBufferPointer { buffer in
-            while buffer.count - start >= 64 {
-                compress(UnsafeBufferPointer(rebasing: buffer[start..<start + 64]))
-                start += 64
-            }
-        }
-        if start < bytes.count {
-            pending.append(contentsOf: bytes[start...])
-        }
-    }
-
-    /// Pads the message and returns the 32-byte digest. The hasher is spent afterwards.
-    public mutating func finalize() -> [UInt8] {
-        let bitCount = byteCount &* 8
-        var padding: [UInt8] = [0x80]
-        let afterMarker = (pending.count + 1) % 64
-        let zeros = afterMarker <= 56 ? 56 - afterMarker : 120 - afterMarker
-        padding.append(contentsOf: repeatElement(0, count: zeros))
-        for shift in stride(from: 56, through: 0, by: -8) {
-            padding.append(UInt8(truncatingIfNeeded: bitCount >> UInt64(shift)))
-        }
-        let savedCount = byteCount
-        update(padding)
-        byteCount = savedCount
-        var digest: [UInt8] = []
-        digest.reserveCapacity(32)
-        for word in state {
-            digest.append(UInt8(truncatingIfNeeded: word >> 24))
-            digest.append(UInt8(truncatingIfNeeded: word >> 16))
-            digest.append(UInt8(truncatingIfNeeded: word >> 8))
-            digest.append(UInt8(truncatingIfNeeded: word))
-        }
-        return digest
-    }
-
-    private static let roundConstants: [UInt32] = [
-        0x428a_2f98, 0x7137_4491, 0xb5c0_fbcf, 0xe9b5_dba5, 0x3956_c25b, 0x59f1_11f1, 0x923f_82a4,
-        0xab1c_5ed5, 0xd807_aa98, 0x1283_5b01, 0x2431_85be, 0x550c_7dc3, 0x72be_5d74, 0x80de_b1fe,
-        0x9bdc_06a7, 0xc19b_f174, 0xe49b_69c1, 0xefbe_4786, 0x0fc1_9dc6, 0x240c_a1cc, 0x2de9_2c6f,
-        0x4a74_84aa, 0x5cb0_a9dc, 0x76f9_88da, 0x983e_5152, 0xa831_c66d, 0xb003_27c8, 0xbf59_7fc7,
-        0xc6e0_0bf3, 0xd5a7_9147, 0x06ca_6351, 0x1429_2967, 0x27b7_0a85, 0x2e1b_2138, 0x4d2c_6dfc,
-        0x5338_0d13, 0x650a_7354, 0x766a_0abb, 0x81c2_c92e, 0x9272_2c85, 0xa2bf_e8a1, 0xa81a_664b,
-        0xc24b_8b70, 0xc76c_51a3, 0xd192_e819, 0xd699_0624, 0xf40e_3585, 0x106a_a070, 0x19a4_c116,
-        0x1e37_6c08, 0x2748_774c, 0x34b0_bcb5, 0x391c_0cb3, 0x4ed8_aa4a, 0x5b9c_ca4f, 0x682e_6ff3,
-        0x748f_82ee, 0x78a5_636f, 0x84c8_7814, 0x8cc7_0208, 0x90be_fffa, 0xa450_6ceb, 0xbef9_a3f7,
-        0xc671_78f2,
-    ]
-
-    private mutating func compress(_ block: UnsafeBufferPointer<UInt8>) {
-        // The message schedule lives on the stack: no allocation per block.
-        var w:
-            (
-                UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32,
-                UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32
-            ) = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var a = state[0]
-        var b = state[1]
-        var c = state[2]
-        var d = state[3]
-        var e = state[4]
-        var f = state[5]
-        var g = state[6]
-        var h = state[7]
-        withUnsafeMutableBytes(of: &w) { raw in
-            let schedule = raw.bindMemory(to: UInt32.self)
-            Self.roundConstants.withUnsafeBufferPointer { k in
-                for t in 0..<64 {
-                    let word: UInt32
-                    if t < 16 {
-                        let i = t * 4
-                        word =
-                            UInt32(block[i]) << 24 | UInt32(block[i + 1]) << 16
-                            | UInt32(block[i + 2]) << 8 | UInt32(block[i + 3])
-                    } else {
-                        let w15 = schedule[(t - 15) & 15]
-                        let w2 = schedule[(t - 2) & 15]
-                        let s0 = rotr(w15, 7) ^ rotr(w15, 18) ^ (w15 >> 3)
-                        let s1 = rotr(w2, 17) ^ rotr(w2, 19) ^ (w2 >> 10)
-                        word = schedule[t & 15] &+ s0 &+ schedule[(t - 7) & 15] &+ s1
-                    }
-                    schedule[t & 15] = word
-                    let sum1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-                    let choice = (e & f) ^ (~e & g)
-                    let t1 = h &+ sum1 &+ choice &+ k[t] &+ word
-                    let sum0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-                    let majority = (a & b) ^ (a & c) ^ (b & c)
-                    let t2 = sum0 &+ majority
-                    h = g
-                    g = f
-                    f = e
-                    e = d &+ t1
-                    d = c
-                    c = b
-                    b = a
-                    a = t1 &+ t2
-                }
-            }
-        }
-        state[0] &+= a
-        state[1] &+= b
-        state[2] &+= c
-        state[3] &+= d
-        state[4] &+= e
-        state[5] &+= f
-        state[6] &+= g
-        state[7] &+= h
-    }
-}
-
-@inline(__always)
-private func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 {
-    x >> n | x << (32 - n)
 }

@@ -7,8 +7,7 @@ import HTTPClient
 
 /// A PostgreSQL cluster of a test's own (through `scripts/pg.sh`), for tests that stop and
 /// restart the database without disturbing the shared test server.
-public final class TestCluster: @unchecked Sendable {
-    // @unchecked: every stored property is immutable after init.
+public final class TestCluster: Sendable {
     public let port: Int
     public let url: String
     private let folder: String

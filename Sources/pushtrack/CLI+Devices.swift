@@ -5,18 +5,10 @@ import PushTrackServer
 
 /// `pushtrack devices …` and `pushtrack report audience`.
 extension CLI {
-    static let devicesUsage = """
-        usage: pushtrack devices prune [--days N] [--app APP]
-
-        Deletes the push tokens (uploaded with POST /setting/…) not seen for N days (default 180,
-        at least 1), of APP or of every app, and prints how many. The audience totals follow; the
-        daily permission series keeps its history.
-        """
-
     static func devices(_ arguments: [String], environment: [String: String]) throws -> Int32 {
         let subcommand = arguments.first ?? ""
         if subcommand.isEmpty || wantsHelp(arguments) {
-            print(devicesUsage)
+            print(help(Help.devicesPrune))
             return subcommand.isEmpty ? 2 : 0
         }
         guard subcommand == "prune" else {

@@ -5,23 +5,7 @@ extension CLI {
     /// `pushtrack maintain`: one maintenance run (what `serve` does periodically), printed.
     static func maintain(_ arguments: [String], environment: [String: String]) throws -> Int32 {
         if wantsHelp(arguments) {
-            print(
-                """
-                usage: pushtrack maintain [--retention-days N] [--dry-run] [--lock-timeout-ms N]
-
-                Creates the raw-event partitions from yesterday to a week ahead, drops the daily
-                partitions of raw events received more than N days ago (whole UTC days; default
-                PUSHTRACK_RETENTION_DAYS, else 90), and deletes the per-pair delivery state of the
-                messages whose raw events were dropped and none of whose pairs changed since. The
-                campaign and message reports keep their numbers. A partition is detached under a
-                short lock timeout (default 2000 ms, 3 attempts) so that ingestion never waits
-                long; one it cannot lock is left for the next run. --dry-run prints what would be
-                done and changes nothing. `pushtrack serve` runs the same every
-                --maintenance-interval seconds.
-
-                Exit 0 when everything due was done, 1 when something was left for a later run
-                (or another process was maintaining), 2 for a bad argument.
-                """)
+            print(help(Help.maintain))
             return 0
         }
         let options = try Options(

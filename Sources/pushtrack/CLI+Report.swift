@@ -6,31 +6,6 @@ import PushTrackServer
 /// `pushtrack report …`: the reports of the HTTP API, read straight from `DATABASE_URL`.
 /// `--format json` prints exactly the HTTP body (same builder, same encoder).
 extension CLI {
-    static let reportUsage = """
-        usage: pushtrack report campaigns [--from T] [--to T] [--app APP] [--tz ZONE] [--format table|csv|json]
-               pushtrack report campaign <id> [--app APP] [--from T] [--to T] [--tz ZONE] [--format table|csv|json]
-               pushtrack report timeseries <id> [--bucket hour|day] [--tz ZONE] [--from T] [--to T] [--app APP] [--format table|csv|json]
-               pushtrack report audience [--campaign ID] [--app APP] [--environment sandbox|production] [--from T] [--to T] [--format table|csv|json]
-               pushtrack report notice-types [--from T] [--to T] [--app APP] [--tz ZONE] [--format table|csv|json]
-
-        campaigns    one line per campaign, latest first send first; --from/--to select by first send
-        campaign     a campaign's report fields, its messages, breakdowns by platform, app version
-                     and locale, and the cumulative open curve; --from/--to select its messages
-                     by first send
-        timeseries   a campaign's counters per hour or day in ZONE (default UTC)
-        audience     the funnel registered devices → permission on → sent → delivered → opened
-                     (and influenced opens) of the app or of one campaign, and the permission
-                     rate per UTC day (--from/--to select the days)
-        notice-types one line per notice type (as given: the code 10 and the string "10" are two
-                     types; campaigns without one last) over the campaigns first sent in
-                     --from/--to: campaigns, sent, delivered, opened and the rates
-
-        T is an RFC 3339 date-time (2026-11-29T08:00:00Z) or a date (2026-11-29, a whole day in
-        ZONE). --app names the app when a campaign id exists in several. Rates are shown as
-        percentages in tables and as fractions in CSV and JSON; '-' (empty in CSV) where the
-        denominator is 0. --format json prints the body of the matching GET /api/v1/reports/… request.
-        """
-
     enum ReportFormat: String { case table, csv, json }
 
     static func report(_ arguments: [String], environment: [String: String]) throws -> Int32 {

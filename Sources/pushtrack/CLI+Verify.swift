@@ -5,16 +5,7 @@ extension CLI {
     /// `pushtrack verify`: the aggregates recomputed from the raw log, compared with the stored ones.
     static func verify(_ arguments: [String], environment: [String: String]) throws -> Int32 {
         if wantsHelp(arguments) {
-            print(
-                """
-                usage: pushtrack verify [--max-differences N]
-
-                Recomputes the delivery state of every (message, device) pair and every rollup from
-                the raw event log, in one consistent snapshot, and prints each stored value that
-                differs. Messages some of whose raw events retention dropped (`pushtrack maintain`)
-                are not checked: their numbers no longer follow from the raw log that remains.
-                Exit status 0 when everything matches, 1 when something differs.
-                """)
+            print(help(Help.verify))
             return 0
         }
         let options = try Options(arguments, known: ["--max-differences"])

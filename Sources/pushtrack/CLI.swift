@@ -5,26 +5,6 @@ import PushTrackServer
 /// The `pushtrack` command line: parses the subcommand, runs it, returns the exit status.
 /// Exit 0 on success, 1 when the work failed, 2 for a usage error.
 enum CLI {
-    static let usage = """
-        usage: pushtrack <command> [options]
-
-        commands:
-          serve [--port N] [options]              run the collector and report API (pushtrack serve --help)
-          migrate [--sql-dir DIR]                 apply the database migrations in sql/
-          app create <name> [--format text|json]  create an app; prints its id and write key once
-          token create --role read|admin [--app APP_ID] [--format text|json]
-                                                  create an API token; prints it once
-          token revoke <token-or-write-key>       revoke a token or a write key
-          verify                                  recompute the aggregates from the raw log; exit 1 on any difference
-          maintain [--retention-days N] [--dry-run]
-                                                  create partitions, drop raw events past the retention, age out old state
-          report campaigns|campaign <id>|timeseries <id>|audience [--format table|csv|json]
-                                                  campaign reports from the database (pushtrack report --help)
-          devices prune [--days N] [--app APP]    delete push tokens not seen for N days (default 180)
-
-        The database is DATABASE_URL (a libpq URI). `pushtrack <command> --help` describes a command.
-        """
-
     struct UsageError: Error {
         let message: String
         init(_ message: String) { self.message = message }
@@ -89,8 +69,7 @@ enum CLI {
     private static func serve(_ arguments: [String], environment: [String: String]) throws -> Int32
     {
         if wantsHelp(arguments) {
-            var text =
-                "usage: pushtrack serve [options]\n\nEach option may also come from its environment variable.\n\n"
+            var text = help(Help.serve) + "\n\n"
             for option in ServerConfiguration.options {
                 let flag = "\(option.flag) (\(option.environment))"
                 text +=
@@ -118,15 +97,7 @@ enum CLI {
         -> Int32
     {
         if wantsHelp(arguments) {
-            print(
-                """
-                usage: pushtrack migrate [--sql-dir DIR]
-
-                Applies the numbered migrations (NNN_name.sql) not yet applied, each in its own
-                transaction, and records them in schema_migrations. Running it again is a no-op; an
-                applied migration whose file changed is refused. DIR defaults to PUSHTRACK_SQL_DIR,
-                else the sql/ folder of the checkout the binary was built in.
-                """)
+            print(help(Help.migrate))
             return 0
         }
         let options = try Options(arguments, known: ["--sql-dir"])
@@ -150,7 +121,7 @@ enum CLI {
     private static func app(_ arguments: [String], environment: [String: String]) throws -> Int32 {
         guard arguments.first == "create" else {
             if wantsHelp(arguments) || arguments.isEmpty {
-                print("usage: pushtrack app create <name> [--format text|json]")
+                print(help([Help.appCreate]))
                 return arguments.isEmpty ? 2 : 0
             }
             throw UsageError(
@@ -158,13 +129,7 @@ enum CLI {
         }
         let rest = Array(arguments.dropFirst())
         if wantsHelp(rest) {
-            print(
-                """
-                usage: pushtrack app create <name> [--format text|json]
-
-                Creates an app and its write key (for the X-App-Key header). The key is printed
-                once and stored hashed. --format json prints {"appId": …, "name": …, "writeKey": …}.
-                """)
+            print(help(Help.appCreate))
             return 0
         }
         let options = try Options(rest, known: ["--format"])
@@ -197,14 +162,7 @@ enum CLI {
         switch subcommand {
         case "create":
             if wantsHelp(rest) {
-                print(
-                    """
-                    usage: pushtrack token create --role read|admin [--app APP_ID] [--format text|json]
-
-                    Creates a bearer token for the report API (read) or the report and admin API
-                    (admin), limited to one app with --app, else valid for every app. Printed once,
-                    stored hashed. --format json prints {"token": …, "role": …, "appId": …}.
-                    """)
+                print(help(Help.tokenCreate))
                 return 0
             }
             let options = try Options(rest, known: ["--role", "--app", "--format"])
@@ -229,9 +187,7 @@ enum CLI {
             return 0
         case "revoke":
             if wantsHelp(rest) {
-                print(
-                    "usage: pushtrack token revoke <token-or-write-key>\n\nRevokes it; servers stop accepting it within their cache time (5 s by default)."
-                )
+                print(help(Help.tokenRevoke))
                 return 0
             }
             let options = try Options(rest, known: [])
@@ -248,9 +204,7 @@ enum CLI {
             return 1
         default:
             if subcommand.isEmpty || wantsHelp(arguments) {
-                print(
-                    "usage: pushtrack token create --role read|admin [--app APP_ID] [--format text|json]\n       pushtrack token revoke <token-or-write-key>"
-                )
+                print(help(Help.token))
                 return subcommand.isEmpty ? 2 : 0
             }
             throw UsageError(

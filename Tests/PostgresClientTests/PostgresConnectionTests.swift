@@ -11,7 +11,7 @@ import Testing
             try connection.query("SELEC 1")
         }
         #expect(error.kind == .query)
-        #expect(error.sqlState == "42601")
+        #expect(error.sqlState == .syntaxError)
         #expect(error.message == "syntax error at or near \"SELEC\"")
         #expect(!error.isConnectionFailure)
         #expect(
@@ -22,12 +22,12 @@ import Testing
     @Test func uniqueViolationCarriesSQLStateAndDetail() throws {
         let connection = try connect()
         try connection.execute("CREATE TEMP TABLE devices (id int PRIMARY KEY)")
-        _ = try connection.query("INSERT INTO devices VALUES ($1)", [1])
+        _ = try connection.query("INSERT INTO devices VALUES (\(1))")
         let error = try #require(throws: PostgresError.self) {
-            try connection.query("INSERT INTO devices VALUES ($1)", [1])
+            try connection.query("INSERT INTO devices VALUES (\(1))")
         }
         #expect(error.kind == .query)
-        #expect(error.sqlState == "23505")
+        #expect(error.sqlState == .uniqueViolation)
         #expect(error.message == "duplicate key value violates unique constraint \"devices_pkey\"")
         #expect(error.detail == "Key (id)=(1) already exists.")
         #expect(error.hint == nil)
@@ -36,9 +36,9 @@ import Testing
     @Test func unknownFunctionCarriesHint() throws {
         let connection = try connect()
         let error = try #require(throws: PostgresError.self) {
-            try connection.query("SELECT no_such_function($1::int)", [1])
+            try connection.query("SELECT no_such_function(\(1)::int)")
         }
-        #expect(error.sqlState == "42883")
+        #expect(error.sqlState == .undefinedFunction)
         #expect(
             error.hint
                 == "No function matches the given name and argument types. You might need to add explicit type casts."
@@ -59,7 +59,7 @@ import Testing
         #expect(rows[1].int(1) == nil)
         try connection.execute(
             "CREATE TEMP TABLE t (a int); INSERT INTO t SELECT generate_series(1, 5)")
-        let updated = try connection.query("UPDATE t SET a = a + 1 WHERE a > $1", [2])
+        let updated = try connection.query("UPDATE t SET a = a + 1 WHERE a > \(2)")
         #expect(updated.affectedRows == 3)
         #expect(updated.count == 0)
         #expect(updated.columns.isEmpty)
@@ -85,7 +85,7 @@ import Testing
             try connection.execute(
                 "INSERT INTO batch VALUES (1); SELECT 1 / 0; INSERT INTO batch VALUES (2)")
         }
-        #expect(error.sqlState == "22012")
+        #expect(error.sqlState == .divisionByZero)
         // One simple-query message is one implicit transaction.
         #expect(try connection.query("SELECT count(*) AS n FROM batch")[0].int("n") == 0)
     }
@@ -94,7 +94,7 @@ import Testing
         let connection = try connect()
         try connection.execute("CREATE TEMP TABLE ledger (n int)")
         let value = try connection.transaction { connection in
-            _ = try connection.query("INSERT INTO ledger VALUES ($1), ($2)", [1, 2])
+            _ = try connection.query("INSERT INTO ledger VALUES (\(1)), (\(2))")
             return "done"
         }
         #expect(value == "done")
@@ -106,18 +106,18 @@ import Testing
         try connection.execute("CREATE TEMP TABLE ledger (n int)")
         #expect(throws: ExpectedFailure.self) {
             try connection.transaction { connection in
-                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
+                _ = try connection.query("INSERT INTO ledger VALUES (\(1))")
                 throw ExpectedFailure()
             }
         }
         #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
         let sqlError = try #require(throws: PostgresError.self) {
             try connection.transaction { connection in
-                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
-                _ = try connection.query("INSERT INTO ledger VALUES ($1)", ["not a number"])
+                _ = try connection.query("INSERT INTO ledger VALUES (\(1))")
+                _ = try connection.query("INSERT INTO ledger VALUES (\("not a number"))")
             }
         }
-        #expect(sqlError.sqlState == "22P02")
+        #expect(sqlError.sqlState == .invalidTextRepresentation)
         #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
     }
 
@@ -126,11 +126,11 @@ import Testing
         try connection.execute("CREATE TEMP TABLE ledger (n int)")
         let error = try #require(throws: PostgresError.self) {
             try connection.transaction { connection in
-                _ = try connection.query("INSERT INTO ledger VALUES ($1)", [1])
+                _ = try connection.query("INSERT INTO ledger VALUES (\(1))")
                 _ = try? connection.query("SELECT 1 / 0")
             }
         }
-        #expect(error.sqlState == "25P02")
+        #expect(error.sqlState == .inFailedSQLTransaction)
         #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
     }
 
@@ -141,7 +141,7 @@ import Testing
                 try connection.transaction { _ in }
             }
         }
-        #expect(error.sqlState == "25001")
+        #expect(error.sqlState == .activeSQLTransaction)
         #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
     }
 
@@ -185,7 +185,7 @@ import Testing
             try connection.copyIn("COPY strict FROM STDIN", rows: [["1", "ok"], ["2"]])
         }
         #expect(error.kind == .copy)
-        #expect(error.sqlState == "22P04")
+        #expect(error.sqlState == .badCopyFileFormat)
         #expect(try connection.query("SELECT count(*) AS n FROM strict")[0].int("n") == 0)
         let notCopy = try #require(throws: PostgresError.self) {
             try connection.copyIn("SELECT 1", rows: [])
@@ -195,7 +195,7 @@ import Testing
             try connection.copyIn("COPY no_such_table FROM STDIN", rows: [["1"]])
         }
         #expect(missingTable.kind == .copy)
-        #expect(missingTable.sqlState == "42P01")
+        #expect(missingTable.sqlState == .undefinedTable)
         #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
     }
 
@@ -265,11 +265,20 @@ import Testing
     }
 
     @Test func connectionFailureClassification() {
-        #expect(PostgresError(kind: .query, sqlState: "08006", message: "x").isConnectionFailure)
-        #expect(PostgresError(kind: .query, sqlState: "57P01", message: "x").isConnectionFailure)
-        #expect(PostgresError(kind: .query, sqlState: "57P03", message: "x").isConnectionFailure)
-        #expect(!PostgresError(kind: .query, sqlState: "57014", message: "x").isConnectionFailure)
-        #expect(!PostgresError(kind: .copy, sqlState: "22P04", message: "x").isConnectionFailure)
+        #expect(
+            PostgresError(kind: .query, sqlState: .connectionFailure, message: "x")
+                .isConnectionFailure)
+        #expect(
+            PostgresError(kind: .query, sqlState: .adminShutdown, message: "x").isConnectionFailure)
+        #expect(
+            PostgresError(kind: .query, sqlState: .cannotConnectNow, message: "x")
+                .isConnectionFailure)
+        #expect(
+            !PostgresError(kind: .query, sqlState: .queryCanceled, message: "x").isConnectionFailure
+        )
+        #expect(
+            !PostgresError(kind: .copy, sqlState: .badCopyFileFormat, message: "x")
+                .isConnectionFailure)
         #expect(PostgresError(kind: .query, message: "x", connectionLost: true).isConnectionFailure)
         #expect(PostgresError(kind: .connection, message: "x").isConnectionFailure)
     }

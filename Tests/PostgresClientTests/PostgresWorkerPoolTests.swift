@@ -28,7 +28,7 @@ import Testing
                 do {
                     let connection = try connection.get()
                     let row = try connection.query(
-                        "SELECT pg_backend_pid() AS pid, $1::int AS job", [job])[0]
+                        "SELECT pg_backend_pid() AS pid, \(job)::int AS job")[0]
                     let pid = try #require(row.int("pid"))
                     let overlapping = inUse.withLock { !$0.insert(pid).inserted }
                     #expect(row.int("job") == job)
@@ -57,13 +57,13 @@ import Testing
         let pool = PostgresWorkerPool(url: TestDatabase.baseURL, size: 2, label: "run-test")
         defer { pool.shutdown() }
         let sum = try pool.run { connection in
-            try connection.query("SELECT $1::int + $2::int AS s", [40, 2])[0].int("s")
+            try connection.query("SELECT \(40)::int + \(2)::int AS s")[0].int("s")
         }
         #expect(sum == 42)
         let error = try #require(throws: PostgresError.self) {
             try pool.run { connection in try connection.query("SELEC 1") }
         }
-        #expect(error.sqlState == "42601")
+        #expect(error.sqlState == .syntaxError)
         #expect(try pool.run { _ in 7 } == 7)
     }
 
@@ -74,7 +74,7 @@ import Testing
                 group.addTask {
                     try await pool.run { connection in
                         try #require(
-                            try connection.query("SELECT $1::int AS v", [value])[0].int("v"))
+                            try connection.query("SELECT \(value)::int AS v")[0].int("v"))
                     }
                 }
             }
@@ -101,7 +101,7 @@ import Testing
             try pool.run { try $0.query("SELECT pg_terminate_backend(pg_backend_pid())") }
         }
         #expect(error.isConnectionFailure)
-        #expect(error.sqlState == "57P01")
+        #expect(error.sqlState == .adminShutdown)
         #expect(try pool.run { try $0.query("SELECT 1 AS one")[0].int("one") } == 1)
     }
 

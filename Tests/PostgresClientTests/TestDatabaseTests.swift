@@ -20,7 +20,7 @@ import Testing
         try TestDatabase.drop(url)
         let server = try PostgresConnection(url: TestDatabase.baseURL)
         let left = try server.query(
-            "SELECT count(*) AS n FROM pg_database WHERE datname = $1", [name])
+            "SELECT count(*) AS n FROM pg_database WHERE datname = \(name)")
         #expect(left[0].int("n") == 0)
         let error = try #require(throws: PostgresError.self) { try connection.query("SELECT 1") }
         #expect(error.isConnectionFailure)
@@ -37,7 +37,7 @@ import Testing
         let name = try #require(captured.withLock { $0 }.flatMap(TestDatabase.databaseName(in:)))
         let server = try PostgresConnection(url: TestDatabase.baseURL)
         let left = try server.query(
-            "SELECT count(*) AS n FROM pg_database WHERE datname = $1", [name])
+            "SELECT count(*) AS n FROM pg_database WHERE datname = \(name)")
         #expect(left[0].int("n") == 0)
     }
 

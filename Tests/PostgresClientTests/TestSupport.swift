@@ -18,7 +18,7 @@ func micros(_ date: Date) -> Int64 {
 /// Ends another session and waits (up to 5 s) until its process has exited, so the socket on
 /// our side already holds the FATAL message and end-of-file.
 func terminateBackend(_ pid: Int) throws {
-    let rows = try connect().query("SELECT pg_terminate_backend($1, 5000) AS done", [pid])
+    let rows = try connect().query("SELECT pg_terminate_backend(\(pid), 5000) AS done")
     precondition(rows[0].bool("done") == true, "backend \(pid) did not terminate")
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PushTrackTesting
 import Testing
 
@@ -102,7 +103,7 @@ import Testing
     }
 
     @Test func aReportNobodyAnswersStaysQueuedWithSeventyFive() throws {
-        let port = try TestHTTP.freePort()
+        let port = try RawHTTP.freePort()
         let result = try emit(
             [
                 "--queue", folder.path + "/q", "--endpoint", "http://127.0.0.1:\(port)",

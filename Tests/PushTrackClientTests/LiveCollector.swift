@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 
@@ -72,7 +73,7 @@ final class LiveCollector {
         }
         guard port != 0 else { throw ChildError("serve printed no port: \(child.standardError)") }
         while Date() < deadline {
-            if (try? TestHTTP.request(port: port, "GET", "/readyz"))?.status == 200 { return }
+            if (try? RawHTTP.request(port: port, "GET", "/readyz"))?.status == 200 { return }
             usleep(20_000)
         }
         throw ChildError("serve did not become ready: \(child.standardError)")
@@ -111,7 +112,7 @@ final class LiveCollector {
 
     /// A sample of the server's `/metrics`, e.g. `pushtrack_events_total{outcome="duplicate"}`.
     func metric(_ series: String) throws -> Int? {
-        let text = try TestHTTP.request(port: port, "GET", "/metrics").text
+        let text = try RawHTTP.request(port: port, "GET", "/metrics").text
         for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
             return Double(line.dropFirst(series.count + 1)).map { Int($0) }
         }

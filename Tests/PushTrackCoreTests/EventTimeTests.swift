@@ -74,7 +74,10 @@ private func timed(_ timestamp: String, sentAt: String? = nil) throws -> ValidEv
         #expect(batch.events.first?.eventTime == at("2026-11-29T09:59:00Z"))
         #expect(batch.events.first?.timeFlag == .skewCorrected)
         #expect(
-            decodeError(#"{"pageId":"a","category":"b","sentAt":"soon"}"#)?.code == "not_an_event")
+            decodeError(#"{"pageId":"a","category":"b","sentAt":"soon"}"#)
+                == .notAnEvent(
+                    "sentAt must be an RFC 3339 date-time with an offset (e.g. 2026-11-29T08:00:00.123Z) or integer epoch milliseconds; got \"soon\""
+                ))
     }
 
     @Test func skewCorrectionWithEpochMilliseconds() throws {

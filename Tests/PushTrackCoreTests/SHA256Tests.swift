@@ -20,19 +20,36 @@ import Testing
     }
 
     @Test func oneMillionA() {
-        let expected = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"
-        #expect(SHA256.hexDigest([UInt8](repeating: 0x61, count: 1_000_000)) == expected)
-        // The same message fed in uneven pieces.
-        var hasher = SHA256()
-        var remaining = 1_000_000
-        var piece = 1
-        while remaining > 0 {
-            let count = min(piece, remaining)
-            hasher.update([UInt8](repeating: 0x61, count: count))
-            remaining -= count
-            piece = piece * 3 % 1000 + 1
+        #expect(
+            SHA256.hexDigest([UInt8](repeating: 0x61, count: 1_000_000))
+                == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0")
+    }
+
+    /// Secrets are stored as these digests: the hashes the hand-written SHA-256 stored before
+    /// libcrypto took over must come out the same, or every key and token would stop working.
+    @Test func storedSecretHashesStayTheSame() {
+        let stored: [(String, String)] = [
+            (
+                "wk_3f9c0d1e2a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9012345678ab",
+                "d753ca32af81af1b12ef875c1e07febd6b612cfaab1027e6ddca051efb24f9e2"
+            ),
+            (
+                "pt_00000000000000000000000000000000000000000000000000000000000000ff",
+                "29e7feba8a8299ec53aca9c53544403ca8bb9eecef62b5c8217795a0354efa8a"
+            ),
+            (
+                "ps_9a8b7c6d5e4f30211203f4e5d6c7b8a99a8b7c6d5e4f30211203f4e5d6c7b8a9",
+                "e81bb4170913c958748db210e17c679eaf884bd43313c2102e41255387260ed0"
+            ),
+            ("ünïcødé 日本語 🚀", "6a43eae73cd5253170792cf51cf9945b85ab1965ff7c7299d478407f50732c56"),
+        ]
+        for (secret, digest) in stored {
+            #expect(Hex.encode(Secret.hash(secret)) == digest, "\(secret)")
         }
-        #expect(Hex.encode(hasher.finalize()) == expected)
+        let allBytes = (0..<4).flatMap { _ in (0...255).map { UInt8($0) } }
+        #expect(
+            SHA256.hexDigest(allBytes)
+                == "785b0751fc2c53dc14a4ce3d800e69ef9ce1009eb327ccf458afe09c242c26c9")
     }
 
     @Test func paddingBoundaries() {

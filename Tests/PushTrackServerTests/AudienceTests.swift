@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -52,7 +53,7 @@ struct AudienceTests {
             let clock = EventClock(hoursAgo: 20)
             let (at, open) = (clock.at, clock.open)
             for (campaign, message, sent) in [("c1", "m1", 10), ("c2", "m2", 4)] {
-                let response = try TestHTTP.request(
+                let response = try RawHTTP.request(
                     port: server.port, "POST", "/api/v1/campaigns/\(campaign)/sends",
                     headers: [
                         ("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json"),
@@ -116,8 +117,8 @@ struct AudienceTests {
             }
         }
 
-        func get(_ path: String) throws -> TestHTTPResponse {
-            try TestHTTP.request(
+        func get(_ path: String) throws -> HTTPClientResponse {
+            try RawHTTP.request(
                 port: port, "GET", path, headers: [("Authorization", "Bearer \(read)")])
         }
     }
@@ -235,7 +236,7 @@ struct AudienceTests {
                 defer { done.leave() }
                 start.wait()
                 let status =
-                    (try? TestHTTP.request(
+                    (try? RawHTTP.request(
                         port: port, "POST", "/customer-track/upload-event",
                         headers: [("X-App-Key", key), ("Content-Type", "application/json")],
                         body: Array(body.utf8)))?.status ?? -1
@@ -361,7 +362,7 @@ struct AudienceTests {
         #expect(json(bad)["error"] as? String == "invalid_parameter")
         #expect(try fixture.get("/api/v1/reports/campaigns/nope/audience").status == 404)
         #expect(try fixture.get("/api/v1/reports/audience?appId=other").status == 403)
-        let noToken = try TestHTTP.request(port: fixture.port, "GET", "/api/v1/reports/audience")
+        let noToken = try RawHTTP.request(port: fixture.port, "GET", "/api/v1/reports/audience")
         #expect(noToken.status == 401)
         let badCLI = try Binary.run(
             ["report", "audience", "--environment", "dev"], databaseURL: fixture.server.databaseURL)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Synchronization
@@ -24,7 +25,7 @@ struct BackpressureTests {
         let statuses = Mutex<[String: Int]>([:])
         func send(_ name: String) -> Thread {
             let thread = Thread {
-                let response = try? TestHTTP.request(
+                let response = try? RawHTTP.request(
                     port: port, "POST", "/customer-track/upload-event",
                     headers: [("X-App-Key", key), ("Content-Type", "application/json")],
                     body: Array(pushEvent(deviceId: name, eventId: name).utf8))

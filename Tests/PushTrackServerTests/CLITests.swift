@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Synchronization
@@ -91,6 +92,40 @@ struct CLITests {
         }
     }
 
+    /// Each command's `--help` and the command list of `pushtrack --help` come from one table
+    /// (CLI+Help.swift): every usage line of a command's help is a line of the list.
+    @Test func theCommandListShowsEachCommandsOwnSynopsis() throws {
+        let list = try Binary.run(["--help"]).stdout.split(separator: "\n").map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        var synopses: [String] = []
+        for arguments in [
+            ["serve", "--help"], ["migrate", "--help"], ["app", "create", "--help"], ["token"],
+            ["verify", "--help"], ["maintain", "--help"], ["report", "--help"],
+            ["devices", "--help"],
+        ] {
+            let help = try Binary.run(arguments).stdout
+            for line in help.split(separator: "\n") {
+                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                for prefix in ["usage: pushtrack ", "pushtrack "] where trimmed.hasPrefix(prefix) {
+                    synopses.append(String(trimmed.dropFirst(prefix.count)))
+                    break
+                }
+            }
+        }
+        #expect(synopses.count == 13)
+        for synopsis in synopses {
+            // A short synopsis shares its line with the sentence.
+            #expect(
+                list.contains { $0 == synopsis || $0.hasPrefix(synopsis + "  ") }, "\(synopsis)")
+        }
+        #expect(
+            list.contains(
+                "verify [--max-differences N]            recompute the aggregates from the raw log; exit 1 on any difference"
+            ))
+        #expect(list.contains("maintain [--retention-days N] [--dry-run] [--lock-timeout-ms N]"))
+    }
+
     @Test func migrateAppAndTokenCreateWorkEndToEnd() throws {
         let url = try TestDatabase.create()
         defer { try? TestDatabase.drop(url) }
@@ -150,7 +185,7 @@ struct CLITests {
         _ = try locker.query("LOCK TABLE report_keys IN EXCLUSIVE MODE")
         let answer = Mutex<Int?>(nil)
         let request = Thread {
-            let response = try? TestHTTP.request(
+            let response = try? RawHTTP.request(
                 port: port, "POST", "/customer-track/upload-event",
                 headers: [("X-App-Key", app.writeKey), ("Content-Type", "application/json")],
                 body: Array(pushEvent(eventId: "in-flight").utf8))
@@ -173,6 +208,6 @@ struct CLITests {
         #expect(
             try db.query("SELECT count(*) AS n FROM events WHERE event_id = 'in-flight'")[0].int(
                 "n") == 1)
-        #expect((try? TestHTTP.request(port: port, "GET", "/healthz")) == nil)
+        #expect((try? RawHTTP.request(port: port, "GET", "/healthz")) == nil)
     }
 }

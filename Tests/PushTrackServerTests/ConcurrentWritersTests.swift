@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -115,7 +116,7 @@ struct ConcurrentWritersTests {
             for (index, batch) in requests.enumerated() where index % clients == client {
                 let port = ports[index % ports.count]
                 do {
-                    let response = try TestHTTP.request(
+                    let response = try RawHTTP.request(
                         port: port, "POST", "/customer-track/upload-event",
                         headers: [
                             ("X-App-Key", app.writeKey), ("Content-Type", "application/json"),

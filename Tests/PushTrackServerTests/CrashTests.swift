@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Synchronization
@@ -35,7 +36,7 @@ struct CrashTests {
                             pushEvent(messageId: "m\(client % 3)", deviceId: $0, eventId: $0)
                         }
                         .joined(separator: ",") + "]"
-                    let response = try? TestHTTP.request(
+                    let response = try? RawHTTP.request(
                         port: firstPort, "POST", "/customer-track/upload-event",
                         headers: [
                             ("X-App-Key", app.writeKey), ("Content-Type", "application/json"),
@@ -75,7 +76,7 @@ struct CrashTests {
                 "["
                 + ids.map { pushEvent(messageId: "m0", deviceId: $0, eventId: $0) }.joined(
                     separator: ",") + "]"
-            let response = try TestHTTP.request(
+            let response = try RawHTTP.request(
                 port: second.port, "POST", "/customer-track/upload-event",
                 headers: [("X-App-Key", app.writeKey), ("Content-Type", "application/json")],
                 body: Array(body.utf8))

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -87,18 +88,18 @@ private struct Browser {
     let port: UInt16
     var cookie: String?
 
-    func get(_ path: String) throws -> TestHTTPResponse {
-        try TestHTTP.request(
+    func get(_ path: String) throws -> HTTPClientResponse {
+        try RawHTTP.request(
             port: port, "GET", path,
             headers: cookie.map { [("Cookie", "pushtrack_session=\($0)")] } ?? [])
     }
 
     func post(_ path: String, form: String, headers: [(String, String)] = []) throws
-        -> TestHTTPResponse
+        -> HTTPClientResponse
     {
         var all = [("Content-Type", "application/x-www-form-urlencoded")] + headers
         if let cookie { all.append(("Cookie", "pushtrack_session=\(cookie)")) }
-        return try TestHTTP.request(port: port, "POST", path, headers: all, body: Array(form.utf8))
+        return try RawHTTP.request(port: port, "POST", path, headers: all, body: Array(form.utf8))
     }
 
     /// Signs in with `token`; returns the session value the server set.
@@ -112,7 +113,7 @@ private struct Browser {
     }
 }
 
-private func sessionCookie(_ response: TestHTTPResponse) -> String? {
+private func sessionCookie(_ response: HTTPClientResponse) -> String? {
     guard let header = response.headers["set-cookie"],
         let match = matches(#"^pushtrack_session=([^;]*);"#, in: header).first
     else { return nil }
@@ -176,8 +177,8 @@ struct DashboardRouteTests {
         #expect(try fixture.server.count("SELECT count(*) AS n FROM dashboard_sessions") == 1)
         #expect(
             try fixture.server.count(
-                "SELECT count(*) AS n FROM dashboard_sessions WHERE session_hash = $1",
-                [Secret.hash(cookie)]) == 1)
+                "SELECT count(*) AS n FROM dashboard_sessions WHERE session_hash = \(Secret.hash(cookie))"
+            ) == 1)
 
         browser.cookie = cookie
         let list = try browser.get("/dashboard")
@@ -210,8 +211,8 @@ struct DashboardRouteTests {
         #expect(try browser.get("/dashboard").status == 303)
         #expect(
             try fixture.server.count(
-                "SELECT count(*) AS n FROM dashboard_sessions WHERE session_hash = $1",
-                [Secret.hash(cookie)]) == 0)
+                "SELECT count(*) AS n FROM dashboard_sessions WHERE session_hash = \(Secret.hash(cookie))"
+            ) == 0)
     }
 
     @Test func formsFromOtherSitesAreRefused() throws {
@@ -227,7 +228,7 @@ struct DashboardRouteTests {
             #expect(response.status == 403, "\(headers)")
             #expect(response.headers["set-cookie"] == nil, "\(headers)")
         }
-        let json = try TestHTTP.request(
+        let json = try RawHTTP.request(
             port: fixture.port, "POST", "/dashboard/sign-in",
             headers: [("Content-Type", "application/json")], body: Array("{}".utf8))
         #expect(json.status == 415)

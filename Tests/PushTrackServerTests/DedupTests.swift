@@ -173,8 +173,8 @@ struct DedupTests {
             ("m-old", 80.0), ("m-earlier", 5.0), ("m-latest", 1.0), ("m-future", -1.0),
         ] {
             _ = try server.db.query(
-                "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES ($1, 'c', $2, 'Sale', $3, 10)",
-                [server.app.appId, message, now - hoursAgo * 3600])
+                "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(server.app.appId), 'c', \(message), 'Sale', \(now - hoursAgo * 3600), 10)"
+            )
         }
         let legacy =
             "{\"pageId\":\"push\",\"category\":\"push_arrival\",\"label\":\"push_Sale\",\"deviceId\":\"d1\",\"eventId\":\"l1\"}"
@@ -222,6 +222,6 @@ struct DedupTests {
 func totals(_ db: PostgresConnection, message: String) throws -> RollupCounters {
     let columns = RollupDeltas.counterColumns.joined(separator: ", ")
     let rows = try db.query(
-        "SELECT \(columns) FROM message_total_counters WHERE message_id = $1", [message])
+        "SELECT \(unescaped: columns) FROM message_total_counters WHERE message_id = \(message)")
     return rows.first.map(Verifier.counters) ?? .zero
 }

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import HTTPClient
 import HTTPServer
 import PostgresClient
 import PushTrackCore
@@ -20,7 +21,7 @@ struct DeviceTests {
     static func call(
         _ server: LiveServer, _ endpoint: String, token: String, user: String? = nil,
         info: String? = nil, headers extra: [(String, String)] = [], body: String? = nil
-    ) throws -> TestHTTPResponse {
+    ) throws -> HTTPClientResponse {
         try call(
             port: server.port, key: server.app.writeKey, endpoint, token: token, user: user,
             info: info, headers: extra, body: body)
@@ -29,11 +30,11 @@ struct DeviceTests {
     static func call(
         port: UInt16, key: String, _ endpoint: String, token: String, user: String? = nil,
         info: String? = nil, headers extra: [(String, String)] = [], body: String? = nil
-    ) throws -> TestHTTPResponse {
+    ) throws -> HTTPClientResponse {
         var headers = [("X-App-Key", key), ("Content-Type", "application/json")]
         if let user { headers.append(("X-User-Id", user)) }
         if let info { headers.append(("Device-Info", info)) }
-        return try TestHTTP.request(
+        return try RawHTTP.request(
             port: port, "POST", "/setting/\(endpoint)", headers: headers + extra,
             body: Array((body ?? #"{"deviceToken":"\#(token)","isActivated":true}"#).utf8))
     }
@@ -42,8 +43,7 @@ struct DeviceTests {
         throws -> String?
     {
         try server.db.query(
-            "SELECT user_id FROM devices WHERE token = $1 AND environment = $2",
-            [token, environment]
+            "SELECT user_id FROM devices WHERE token = \(token) AND environment = \(environment)"
         ).first?.string("user_id")
     }
 
@@ -93,7 +93,7 @@ struct DeviceTests {
         #expect(try Self.owner(server, Self.tokenA) == "bob")
         #expect(try Self.owner(server, Self.tokenB) == "alice")
         let language = try server.db.query(
-            "SELECT locale FROM devices WHERE token = $1", [Self.tokenA]
+            "SELECT locale FROM devices WHERE token = \(Self.tokenA)"
         ).first?.string("locale")
         #expect(language == "fr-CA")
         // An upload (not signed in) keeps the binding; sign-out clears it, twice is harmless.
@@ -147,7 +147,7 @@ struct DeviceTests {
         done.wait()
         #expect(failures.withLock { $0 } == [])
         #expect(
-            try server.count("SELECT count(*) AS n FROM devices WHERE token = $1", [Self.tokenA])
+            try server.count("SELECT count(*) AS n FROM devices WHERE token = \(Self.tokenA)")
                 == 1)
         let owner = try Self.owner(server, Self.tokenA)
         #expect(owner == "u0" || owner == "u1")
@@ -197,8 +197,8 @@ struct DeviceTests {
     @Test func tokenEndpointsAnswerBadRequestsLikeIngestion() throws {
         let server = try LiveServer { $0.maxBodyBytes = 2048 }
         let path = "/setting/upload-device-token"
-        func post(_ headers: [(String, String)], _ body: [UInt8]) throws -> TestHTTPResponse {
-            try TestHTTP.request(port: server.port, "POST", path, headers: headers, body: body)
+        func post(_ headers: [(String, String)], _ body: [UInt8]) throws -> HTTPClientResponse {
+            try RawHTTP.request(port: server.port, "POST", path, headers: headers, body: body)
         }
         let key = ("X-App-Key", server.app.writeKey)
         let body = Array(#"{"deviceToken":"\#(Self.tokenA)"}"#.utf8)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -121,8 +122,8 @@ struct SeedClientTests {
         #expect(pairs.first?.int("arrival_reports") == 4)
         #expect(
             try server.count(
-                "SELECT count(*) AS n FROM events WHERE device_id = $1 AND platform = 'android' AND notifications_enabled = false",
-                [fcmToken]) == 4)
+                "SELECT count(*) AS n FROM events WHERE device_id = \(fcmToken) AND platform = 'android' AND notifications_enabled = false"
+            ) == 4)
     }
 
     @Test func malformedDeviceInfoIsIgnoredAndNeverFatal() throws {
@@ -164,14 +165,14 @@ struct SeedClientTests {
                 == malformed.count)
         #expect(
             try server.count("SELECT count(*) AS n FROM events WHERE device_id <> 'd-own'") == 0)
-        #expect(try TestHTTP.request(port: server.port, "GET", "/healthz").status == 200)
+        #expect(try RawHTTP.request(port: server.port, "GET", "/healthz").status == 200)
     }
 
     /// The token endpoints read Device-Info the same way: base64 here, with the environment.
     @Test func tokenUploadsReadEncodedDeviceInfoToo() throws {
         let server = try LiveServer()
         let info = #"{"fcm_token":"\#(fcmToken)","environment":"sandbox","platform":"android"}"#
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "POST", "/setting/upload-device-token",
             headers: [
                 ("X-App-Key", server.app.writeKey), ("Content-Type", "text/plain;charset=UTF-8"),

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -27,10 +28,10 @@ func cliToken(_ role: String, app: String? = nil, databaseURL: String) throws ->
 func apiRequest(
     _ server: LiveServer, _ method: String, _ path: String, token: String?,
     body: String? = nil, headers: [(String, String)] = [("Content-Type", "application/json")]
-) throws -> TestHTTPResponse {
+) throws -> HTTPClientResponse {
     var all = body == nil ? [] : headers
     if let token { all.append(("Authorization", "Bearer \(token)")) }
-    return try TestHTTP.request(
+    return try RawHTTP.request(
         port: server.port, method, path, headers: all, body: Array((body ?? "").utf8))
 }
 
@@ -69,8 +70,7 @@ struct GlobalTokenSendTests {
         #expect(exactJSON(audience)["appId"] as? String == server.app.appId)
         #expect(exactJSON(audience)["sent"] as? Int == 600)
         #expect(
-            try server.count(
-                "SELECT count(*) AS n FROM sends WHERE app_id = $1", [server.app.appId])
+            try server.count("SELECT count(*) AS n FROM sends WHERE app_id = \(server.app.appId)")
                 == 1)
     }
 
@@ -111,12 +111,11 @@ struct GlobalTokenSendTests {
             body: #"{"noticeType": 10, "appId": "\#(other.appId)"}"#)
         #expect(named.status == 200, "\(named.text)")
         #expect(
-            try server.count("SELECT count(*) AS n FROM sends WHERE app_id = $1", [other.appId])
-                == 1)
+            try server.count("SELECT count(*) AS n FROM sends WHERE app_id = \(other.appId)") == 1)
         #expect(
             try server.count(
-                "SELECT count(*) AS n FROM campaigns WHERE app_id = $1 AND notice_type_code = 10",
-                [other.appId]) == 1)
+                "SELECT count(*) AS n FROM campaigns WHERE app_id = \(other.appId) AND notice_type_code = 10"
+            ) == 1)
 
         let unknown = try apiRequest(
             server, "POST", "/api/v1/campaigns/spring/sends", token: admin,
@@ -176,7 +175,7 @@ struct GlobalTokenSendTests {
                 ),
             ]
             for (name, headers, status, error) in cases {
-                let response = try TestHTTP.request(
+                let response = try RawHTTP.request(
                     port: server.port, method, path, headers: headers, body: Array(body.utf8))
                 #expect(response.status == status, "\(method) \(name): \(response.text)")
                 #expect(exactJSON(response)["error"] as? String == error, "\(method) \(name)")

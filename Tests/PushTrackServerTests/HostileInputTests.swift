@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Testing
@@ -48,10 +49,10 @@ struct HostileInputTests {
         let rows = try server.db.query(
             """
             SELECT page_id, category, action, label, message_id, campaign_id, device_id, source,
-                   event_id, properties = jsonb_build_object($1::text, $1::text) AS properties_ok,
+                   event_id, properties = jsonb_build_object(\(injection)::text, \(injection)::text) AS properties_ok,
                    to_regclass('events') IS NOT NULL AS table_exists
             FROM events
-            """, [injection])
+            """)
         #expect(rows.count == 1)
         let row = try #require(rows.first)
         for column in [
@@ -204,7 +205,7 @@ enum HostileCorpus {
     static func run(_ hostile: HostileCase, on server: LiveServer) throws {
         let comment = Comment(rawValue: "\(hostile.file): \(hostile.note)")
         let before = try server.count("SELECT count(*) AS n FROM events")
-        let exchange = try TestHTTP.exchange(
+        let exchange = try RawHTTP.exchange(
             port: server.port,
             bytes: try request(for: hostile, writeKey: server.app.writeKey),
             halfClose: hostile.halfClose ?? false)
@@ -214,15 +215,15 @@ enum HostileCorpus {
         case .nobody:
             #expect(exchange.bytes == [], comment)
         case .libmicrohttpd:
-            let response = try TestHTTP.parse(exchange.bytes)
+            let response = try RawHTTP.parse(exchange.bytes)
             #expect(response.status == hostile.status, comment)
         case .server:
-            let response = try TestHTTP.parse(exchange.bytes)
+            let response = try RawHTTP.parse(exchange.bytes)
             #expect(response.status == hostile.status, comment)
             #expect(response.headers["content-type"] == "application/json", comment)
             checkBody(try response.json() ?? [:], of: hostile, comment)
         }
-        let health = try TestHTTP.request(port: server.port, "GET", "/healthz")
+        let health = try RawHTTP.request(port: server.port, "GET", "/healthz")
         #expect(health.status == 200, comment)
         let after = try server.count("SELECT count(*) AS n FROM events")
         #expect(after == before + hostile.stored, comment)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import HTTPServer
 import PostgresClient
 import PushTrackTesting
@@ -281,7 +282,7 @@ struct IngestTests {
         let writeKey = server.app.writeKey
         DispatchQueue.concurrentPerform(iterations: clients) { client in
             do {
-                let connection = try TestHTTPConnection(port: port)
+                let connection = try HTTPClientConnection(port: port)
                 defer { connection.close() }
                 for start in stride(from: 0, to: eventsPerClient, by: batch) {
                     let events = (start..<start + batch).map {

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -44,7 +45,7 @@ final class LiveServer {
     func waitUntilReady(timeout: Duration = .seconds(10)) throws {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            if let response = try? TestHTTP.request(port: port, "GET", "/readyz"),
+            if let response = try? RawHTTP.request(port: port, "GET", "/readyz"),
                 response.status == 200
             {
                 return
@@ -57,15 +58,15 @@ final class LiveServer {
     /// Posts a body to the ingestion endpoint with the app's write key (unless headers say otherwise).
     func upload(
         _ body: String, headers: [(String, String)]? = nil, extraHeaders: [(String, String)] = []
-    ) throws -> TestHTTPResponse {
+    ) throws -> HTTPClientResponse {
         try upload(bytes: Array(body.utf8), headers: headers, extraHeaders: extraHeaders)
     }
 
     func upload(
         bytes: [UInt8], headers: [(String, String)]? = nil, extraHeaders: [(String, String)] = []
-    ) throws -> TestHTTPResponse {
+    ) throws -> HTTPClientResponse {
         let base = headers ?? [("X-App-Key", app.writeKey), ("Content-Type", "application/json")]
-        return try TestHTTP.request(
+        return try RawHTTP.request(
             port: port, "POST", "/customer-track/upload-event", headers: base + extraHeaders,
             body: bytes)
     }
@@ -73,12 +74,12 @@ final class LiveServer {
     /// A request to the API with a bearer token (none when `nil`) and, with a body, JSON's
     /// content type.
     func request(_ method: String, _ path: String, token: String?, body: String? = nil) throws
-        -> TestHTTPResponse
+        -> HTTPClientResponse
     {
         var headers: [(String, String)] = []
         if let token { headers.append(("Authorization", "Bearer \(token)")) }
         if body != nil { headers.append(("Content-Type", "application/json")) }
-        return try TestHTTP.request(
+        return try RawHTTP.request(
             port: port, method, path, headers: headers, body: Array((body ?? "").utf8))
     }
 
@@ -92,19 +93,19 @@ final class LiveServer {
             """
             INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
                 delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicate_reports)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-            """,
-            [app ?? self.app.appId, message, bucket, platform, version, locale]
-                + counters.map { $0 })
+            VALUES (\(app ?? self.app.appId), \(message), \(bucket), \(platform), \(version),
+                    \(locale), \(PostgresQuery(joining: counters.map { "\($0)" }, separator: ", ")))
+            """)
     }
 
-    func count(_ sql: String, _ parameters: [(any PostgresEncodable)?] = []) throws -> Int {
-        try db.query(sql, parameters).first?.int("n") ?? -1
+    /// The `n` column of the first row of `query`, -1 when there is none.
+    func count(_ query: PostgresQuery) throws -> Int {
+        try db.query(query).first?.int("n") ?? -1
     }
 }
 
 /// The parsed JSON body of a response.
-func json(_ response: TestHTTPResponse) -> [String: Any] {
+func json(_ response: HTTPClientResponse) -> [String: Any] {
     (try? response.json()) ?? [:]
 }
 
@@ -162,7 +163,7 @@ final class ServerProcess {
         // then ingestion answers 503, as /readyz says.
         let deadline = ContinuousClock.now + .seconds(10)
         while ContinuousClock.now < deadline {
-            if (try? TestHTTP.request(port: port, "GET", "/readyz"))?.status == 200 { break }
+            if (try? RawHTTP.request(port: port, "GET", "/readyz"))?.status == 200 { break }
             Thread.sleep(forTimeInterval: 0.02)
         }
     }

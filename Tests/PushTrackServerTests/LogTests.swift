@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Testing
@@ -20,7 +21,7 @@ struct LogTests {
     @Test func infoLogsOneLinePerRequestAndBatchWithoutSecrets() throws {
         let (server, app, url) = try Self.serve([])
         defer { try? TestDatabase.drop(url) }
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "POST", "/customer-track/upload-event",
             headers: [
                 ("X-App-Key", app.writeKey), ("Content-Type", "application/json"),
@@ -28,7 +29,7 @@ struct LogTests {
                 ("Cookie", "session=secret-cookie"),
             ], body: Array("[\(pushEvent()),\(pushEvent(deviceId: "d2"))]".utf8))
         #expect(response.status == 200)
-        _ = try TestHTTP.request(port: server.port, "GET", "/nope%20\"x\"")
+        _ = try RawHTTP.request(port: server.port, "GET", "/nope%20\"x\"")
         let log = server.stopAndReadLog()
         let lines = log.split(separator: "\n").map(String.init)
         let request = lines.filter { $0.contains("msg=request") && $0.contains("request_id=req-7") }
@@ -63,9 +64,9 @@ struct LogTests {
         let head =
             "POST /customer-track/upload-event HTTP/1.1\r\nHost: t\r\nX-Pad: "
             + String(repeating: "a", count: 100_000) + "\r\n\r\n"
-        let bytes = try TestHTTP.raw(port: server.port, bytes: Array(head.utf8))
+        let bytes = try RawHTTP.raw(port: server.port, bytes: Array(head.utf8))
         #expect(String(decoding: bytes.prefix(12), as: UTF8.self) == "HTTP/1.1 431")
-        let metrics = try TestHTTP.request(port: server.port, "GET", "/metrics")
+        let metrics = try RawHTTP.request(port: server.port, "GET", "/metrics")
         #expect(
             metrics.text.contains(
                 #"pushtrack_http_requests_total{method="other",route="refused",status="431"} 1"#))
@@ -83,7 +84,7 @@ struct LogTests {
     @Test func warningLevelDropsRequestAndBatchLines() throws {
         let (server, app, url) = try Self.serve(["--log-level", "warning"])
         defer { try? TestDatabase.drop(url) }
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "POST", "/customer-track/upload-event",
             headers: [("X-App-Key", app.writeKey)], body: Array(pushEvent().utf8))
         #expect(response.status == 200)

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Testing
@@ -10,16 +11,15 @@ struct MaintenanceTests {
     /// The name of the daily partition `daysAgo` days before today (UTC).
     static func partition(_ db: PostgresConnection, daysAgo: Int) throws -> String {
         try db.query(
-            "SELECT 'events_p' || to_char((now() AT TIME ZONE 'UTC')::date - $1::int, 'YYYYMMDD') AS name",
-            [daysAgo]
+            "SELECT 'events_p' || to_char((now() AT TIME ZONE 'UTC')::date - \(daysAgo)::int, 'YYYYMMDD') AS name"
         ).first?.string("name") ?? ""
     }
 
     /// Creates the daily partitions from `fromDaysAgo` days ago for `days` days.
     static func createOldPartitions(_ db: PostgresConnection, fromDaysAgo: Int, days: Int) throws {
         _ = try db.query(
-            "SELECT pushtrack_ensure_partitions((now() AT TIME ZONE 'UTC')::date - $1::int, $2)",
-            [fromDaysAgo, days])
+            "SELECT pushtrack_ensure_partitions((now() AT TIME ZONE 'UTC')::date - \(fromDaysAgo)::int, \(days))"
+        )
     }
 
     /// A live server whose own maintenance (run at its start, then hourly) stays out of the
@@ -33,13 +33,13 @@ struct MaintenanceTests {
     }
 
     static func exists(_ db: PostgresConnection, _ table: String) throws -> Bool {
-        try db.query("SELECT to_regclass($1) IS NOT NULL AS e", [table]).first?.bool("e") ?? false
+        try db.query("SELECT to_regclass(\(table)) IS NOT NULL AS e").first?.bool("e") ?? false
     }
 
     /// Every report view and aggregate, as JSON text: what must not change.
     static func reports(_ db: PostgresConnection) throws -> [String] {
         var all: [String] = []
-        for query in [
+        let queries: [PostgresQuery] = [
             "SELECT * FROM message_report ORDER BY app_id, message_id",
             "SELECT * FROM campaign_report ORDER BY app_id, campaign_id",
             "SELECT * FROM campaign_timeseries ORDER BY app_id, campaign_id, time",
@@ -49,7 +49,8 @@ struct MaintenanceTests {
              GROUP BY 1, 2, 3 ORDER BY 1, 2, 3
             """,
             "SELECT * FROM unattributed_reports ORDER BY app_id, day, category",
-        ] {
+        ]
+        for query in queries {
             for row in try db.query("SELECT row_to_json(r)::text AS j FROM (\(query)) r") {
                 all.append(row.string("j") ?? "")
             }
@@ -84,7 +85,7 @@ struct MaintenanceTests {
             "UPDATE deliveries SET updated_at = updated_at - interval '95 days' WHERE message_id = 'old'"
         )
         let oldPartition = try Self.partition(db, daysAgo: 95)
-        #expect(try server.count("SELECT count(*) AS n FROM \"\(oldPartition)\"") == 5)
+        #expect(try server.count("SELECT count(*) AS n FROM \(identifier: oldPartition)") == 5)
         let keysBefore = try server.count("SELECT count(*) AS n FROM report_keys")
         let oldKeys = try server.count(
             "SELECT count(*) AS n FROM report_keys k JOIN events e ON e.app_id = k.app_id AND e.report_key = k.report_key WHERE e.received_at < now() - interval '90 days'"
@@ -214,7 +215,7 @@ struct MaintenanceTests {
         let server = try Self.quietServer()
         let db = server.db
         try Self.createOldPartitions(db, fromDaysAgo: 120, days: 2)
-        _ = try db.query("DROP TABLE \"\(try Self.partition(db, daysAgo: -6))\"")
+        _ = try db.query("DROP TABLE \(identifier: try Self.partition(db, daysAgo: -6))")
         let report = try Maintenance(retentionDays: 90, dryRun: true).run(on: db)
         #expect(report.dryRun)
         #expect(report.createdPartitions == [try Self.partition(db, daysAgo: -6)])
@@ -292,7 +293,7 @@ struct MaintenanceTests {
             let deadline = ContinuousClock.now + .seconds(20)
             var text = ""
             while ContinuousClock.now < deadline {
-                text = try TestHTTP.request(port: server.port, "GET", "/metrics").text
+                text = try RawHTTP.request(port: server.port, "GET", "/metrics").text
                 if text.contains("pushtrack_maintenance_runs_total 1\n") { break }
                 Thread.sleep(forTimeInterval: 0.1)
             }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PushTrackTesting
 import Testing
 
@@ -32,11 +33,11 @@ struct MetricsEndpointTests {
         #expect(try server.upload("{not json").status == 400)
         #expect(
             try server.upload("{}", headers: [("Content-Type", "application/json")]).status == 401)
-        #expect(try TestHTTP.request(port: server.port, "GET", "/no/such/path").status == 404)
-        #expect(try TestHTTP.request(port: server.port, "DELETE", "/healthz").status == 405)
-        #expect(try TestHTTP.request(port: server.port, "GET", "/healthz").status == 200)
+        #expect(try RawHTTP.request(port: server.port, "GET", "/no/such/path").status == 404)
+        #expect(try RawHTTP.request(port: server.port, "DELETE", "/healthz").status == 405)
+        #expect(try RawHTTP.request(port: server.port, "GET", "/healthz").status == 200)
 
-        let scrape = try TestHTTP.request(port: server.port, "GET", "/metrics")
+        let scrape = try RawHTTP.request(port: server.port, "GET", "/metrics")
         #expect(scrape.status == 200)
         #expect(scrape.headers["content-type"] == "text/plain; version=0.0.4; charset=utf-8")
         let text = scrape.text
@@ -111,7 +112,7 @@ struct MetricsEndpointTests {
         let deadline = ContinuousClock.now + .seconds(10)
         repeat {
             Thread.sleep(forTimeInterval: 0.2)
-            text = try TestHTTP.request(port: server.port, "GET", "/metrics").text
+            text = try RawHTTP.request(port: server.port, "GET", "/metrics").text
         } while Self.sample(text, "pushtrack_report_deltas_folded_total") != "3"
             && ContinuousClock.now < deadline
         #expect(Self.sample(text, "pushtrack_report_deltas_folded_total") == "3")
@@ -123,10 +124,10 @@ struct MetricsEndpointTests {
 
     @Test func requestIdIsEchoedWhenSaneAndMadeOtherwise() throws {
         let server = try LiveServer()
-        let kept = try TestHTTP.request(
+        let kept = try RawHTTP.request(
             port: server.port, "GET", "/healthz", headers: [("X-Request-Id", "trace-42:a")])
         #expect(kept.headers["x-request-id"] == "trace-42:a")
-        let replaced = try TestHTTP.request(
+        let replaced = try RawHTTP.request(
             port: server.port, "GET", "/healthz", headers: [("X-Request-Id", "x\" level=error")])
         let made = try #require(replaced.headers["x-request-id"])
         #expect(made != "x\" level=error")
@@ -139,14 +140,14 @@ struct MetricsEndpointTests {
     @Test func metricsTokenIsRequiredWhenConfigured() throws {
         let token = "metrics-token-0123456789"
         let server = try LiveServer { $0.metricsToken = token }
-        let open = try TestHTTP.request(port: server.port, "GET", "/metrics")
+        let open = try RawHTTP.request(port: server.port, "GET", "/metrics")
         #expect(open.status == 401)
         #expect(json(open)["error"] as? String == "invalid_token")
-        let wrong = try TestHTTP.request(
+        let wrong = try RawHTTP.request(
             port: server.port, "GET", "/metrics",
             headers: [("Authorization", "Bearer metrics-token-0123456788")])
         #expect(wrong.status == 401)
-        let right = try TestHTTP.request(
+        let right = try RawHTTP.request(
             port: server.port, "GET", "/metrics", headers: [("Authorization", "Bearer \(token)")])
         #expect(right.status == 200)
         #expect(right.text.contains("# TYPE pushtrack_events_total counter\n"))

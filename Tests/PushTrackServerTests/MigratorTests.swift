@@ -44,24 +44,24 @@ struct MigratorTests {
                 """
                 INSERT INTO message_rollups AS r (app_id, message_id, bucket, platform, app_version,
                     locale, delivered, confirmed, background, opened, clicks)
-                VALUES ('a', $1, $2, 'ios', '3.2', 'en-US', $3, $3, $3, $4, $4)
+                VALUES ('a', \(message), \(bucket), 'ios', '3.2', 'en-US', \(delivered), \(delivered), \(delivered), \(opened), \(opened))
                 ON CONFLICT (app_id, message_id, bucket, platform, app_version, locale) DO UPDATE
                 SET delivered = r.delivered + excluded.delivered,
                     confirmed = r.confirmed + excluded.confirmed,
                     background = r.background + excluded.background,
                     opened = r.opened + excluded.opened, clicks = r.clicks + excluded.clicks
-                """, [message, bucket, delivered, opened])
+                """)
             _ = try db.query(
                 """
                 INSERT INTO message_totals AS t (app_id, message_id, delivered, confirmed,
                     background, opened, clicks)
-                VALUES ('a', $1, $2, $2, $2, $3, $3)
+                VALUES ('a', \(message), \(delivered), \(delivered), \(delivered), \(opened), \(opened))
                 ON CONFLICT (app_id, message_id) DO UPDATE
                 SET delivered = t.delivered + excluded.delivered,
                     confirmed = t.confirmed + excluded.confirmed,
                     background = t.background + excluded.background,
                     opened = t.opened + excluded.opened, clicks = t.clicks + excluded.clicks
-                """, [message, delivered, opened])
+                """)
         }
         try rollup("m1", "2026-11-29T08:00:00Z", 10, 0)
         #expect(try ReportCompactor.compact(db) == 1)
@@ -74,7 +74,7 @@ struct MigratorTests {
         #expect(
             try Migrator(migrations: all).migrate(db)
                 == all.filter { $0.version >= 7 }.map(\.name))
-        func rows(_ sql: String) throws -> [String] {
+        func rows(_ sql: PostgresQuery) throws -> [String] {
             try db.query("SELECT row_to_json(r)::text AS j FROM (\(sql)) r").map {
                 $0.string("j") ?? ""
             }
@@ -82,13 +82,16 @@ struct MigratorTests {
         #expect(try rows("SELECT count(*) AS n FROM report_deltas") == [#"{"n":0}"#])
         let counters = "delivered, confirmed, background, opened, clicks"
         #expect(
-            try rows("SELECT message_id, \(counters) FROM message_dimension_totals ORDER BY 1") == [
+            try rows(
+                "SELECT message_id, \(unescaped: counters) FROM message_dimension_totals ORDER BY 1"
+            ) == [
                 #"{"message_id":"m1","delivered":15,"confirmed":15,"background":15,"opened":3,"clicks":3}"#,
                 #"{"message_id":"m2","delivered":7,"confirmed":7,"background":7,"opened":1,"clicks":1}"#,
             ])
         #expect(
-            try rows("SELECT message_id, \(counters) FROM message_bucket_totals ORDER BY 1")
-                == rows("SELECT message_id, \(counters) FROM message_totals ORDER BY 1"))
+            try rows(
+                "SELECT message_id, \(unescaped: counters) FROM message_bucket_totals ORDER BY 1")
+                == rows("SELECT message_id, \(unescaped: counters) FROM message_totals ORDER BY 1"))
 
         // From now on changes are appended and folded into all five aggregates.
         _ = try db.query(
@@ -112,10 +115,12 @@ struct MigratorTests {
                 ])
         #expect(
             try rows(
-                "SELECT message_id, \(counters) FROM message_total_counters WHERE message_id = 'm2'"
+                "SELECT message_id, \(unescaped: counters) FROM message_total_counters WHERE message_id = 'm2'"
             ) == [m2])
         #expect(
-            try rows("SELECT message_id, \(counters) FROM message_totals WHERE message_id = 'm2'")
+            try rows(
+                "SELECT message_id, \(unescaped: counters) FROM message_totals WHERE message_id = 'm2'"
+            )
                 != [m2])
         #expect(
             try rows("SELECT sum(pairs) AS pairs FROM message_open_latency_counters") == [
@@ -123,18 +128,23 @@ struct MigratorTests {
             ])
         #expect(try ReportCompactor.compact(db) == 2)
         #expect(
-            try rows("SELECT message_id, \(counters) FROM message_totals WHERE message_id = 'm2'")
-                == [m2])
-        #expect(
-            try rows("SELECT message_id, \(counters) FROM message_rollups WHERE message_id = 'm2'")
+            try rows(
+                "SELECT message_id, \(unescaped: counters) FROM message_totals WHERE message_id = 'm2'"
+            )
                 == [m2])
         #expect(
             try rows(
-                "SELECT message_id, \(counters) FROM message_dimension_totals WHERE message_id = 'm2'"
+                "SELECT message_id, \(unescaped: counters) FROM message_rollups WHERE message_id = 'm2'"
+            )
+                == [m2])
+        #expect(
+            try rows(
+                "SELECT message_id, \(unescaped: counters) FROM message_dimension_totals WHERE message_id = 'm2'"
             ) == [m2])
         #expect(
             try rows(
-                "SELECT message_id, \(counters) FROM message_bucket_totals WHERE message_id = 'm2'")
+                "SELECT message_id, \(unescaped: counters) FROM message_bucket_totals WHERE message_id = 'm2'"
+            )
                 == [m2])
         #expect(try rows("SELECT pairs FROM message_open_latency") == [#"{"pairs":4}"#])
         #expect(try rows("SELECT * FROM message_report ORDER BY message_id") == reportBefore)
@@ -225,7 +235,7 @@ struct CredentialsTests {
         #expect(stored[0].bytes("key_hash") == Secret.hash(app.writeKey))
         #expect(
             try db.query(
-                "SELECT 1 FROM write_keys WHERE key_hash::text LIKE $1", ["%" + app.writeKey + "%"]
+                "SELECT 1 FROM write_keys WHERE key_hash::text LIKE \("%" + app.writeKey + "%")"
             ).count == 0)
         #expect(
             try Credentials.appForWriteKey(hash: Secret.hash(app.writeKey), on: db) == app.appId)

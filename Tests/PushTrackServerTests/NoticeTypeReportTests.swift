@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -67,7 +68,7 @@ final class NoticeTypeFixture {
             try rollup(message, sentAt, delivered: delivered, opened: opened)
         }
         _ = try db.query(
-            "INSERT INTO messages (app_id, message_id) VALUES ($1, 'm-9')", [appId])
+            "INSERT INTO messages (app_id, message_id) VALUES (\(appId), 'm-9')")
         try rollup("m-9", "2026-11-29T11:00:00Z", delivered: 4, opened: 1)
         let foreign = try request(
             "PUT", "/api/v1/campaigns/spring", token: admin,
@@ -82,7 +83,7 @@ final class NoticeTypeFixture {
     }
 
     func request(_ method: String, _ path: String, token: String?, body: String? = nil) throws
-        -> TestHTTPResponse
+        -> HTTPClientResponse
     {
         try server.request(method, path, token: token, body: body)
     }
@@ -128,8 +129,8 @@ struct NoticeTypeReportTests {
             role: .admin, appId: server.app.appId, on: server.db
         )
         .token
-        func put(_ body: String) throws -> TestHTTPResponse {
-            try TestHTTP.request(
+        func put(_ body: String) throws -> HTTPClientResponse {
+            try RawHTTP.request(
                 port: server.port, "PUT", "/api/v1/campaigns/spring",
                 headers: [
                     ("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json"),
@@ -186,9 +187,9 @@ struct NoticeTypeReportTests {
         )
         .token
         _ = try server.db.query(
-            "INSERT INTO campaigns (app_id, campaign_id, notice_type, notice_type_code, notice_type_name) VALUES ($1, 'spring', '20', 20, 'news')",
-            [server.app.appId])
-        let response = try TestHTTP.request(
+            "INSERT INTO campaigns (app_id, campaign_id, notice_type, notice_type_code, notice_type_name) VALUES (\(server.app.appId), 'spring', '20', 20, 'news')"
+        )
+        let response = try RawHTTP.request(
             port: server.port, "PUT", "/api/v1/campaigns/spring",
             headers: [("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json")],
             body: Array(body.utf8))
@@ -276,9 +277,9 @@ struct NoticeTypeReportTests {
         let view = try fixture.server.db.query(
             """
             SELECT campaign_id, notice_type, notice_type_code, notice_type_name FROM campaign_report
-             WHERE app_id = $1 AND campaign_id IN ('spring', 'ten', 'odd', 'plain')
+             WHERE app_id = \(fixture.appId) AND campaign_id IN ('spring', 'ten', 'odd', 'plain')
              ORDER BY campaign_id
-            """, [fixture.appId])
+            """)
         #expect(
             view.map {
                 "\($0.string("campaign_id") ?? "")=\($0.string("notice_type") ?? "NULL")/"
@@ -406,9 +407,9 @@ struct NoticeTypeReportTests {
             """
             SELECT notice_type, notice_type_code, notice_type_name, campaigns, sent, delivered,
                    opened, delivery_rate, open_rate, click_through_rate
-              FROM notice_type_report WHERE app_id = $1
+              FROM notice_type_report WHERE app_id = \(fixture.appId)
              ORDER BY notice_type_code NULLS LAST, notice_type NULLS LAST
-            """, [fixture.appId])
+            """)
         #expect(
             view.map { row in
                 [
@@ -472,8 +473,10 @@ struct NoticeTypeReportTests {
         _ = try Migrator(migrations: all.filter { $0.version < 8 }).migrate(db)
         let app = try Credentials.createApp(name: "before", on: db)
         _ = try db.query(
-            "INSERT INTO campaigns (app_id, campaign_id, notice_type) VALUES ($1, 'a', 'promo'), ($1, 'b', '10'), ($1, 'c', NULL)",
-            [app.appId])
+            """
+            INSERT INTO campaigns (app_id, campaign_id, notice_type)
+            VALUES (\(app.appId), 'a', 'promo'), (\(app.appId), 'b', '10'), (\(app.appId), 'c', NULL)
+            """)
         _ = try Migrator(migrations: all).migrate(db)
         let rows = try db.query(
             """

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Testing
@@ -20,8 +21,8 @@ struct OutageTests {
         try service.start()
         defer { service.shutdown() }
         let headers = [("X-App-Key", app.writeKey), ("Content-Type", "application/json")]
-        func upload(_ device: String) throws -> TestHTTPResponse {
-            try TestHTTP.request(
+        func upload(_ device: String) throws -> HTTPClientResponse {
+            try RawHTTP.request(
                 port: service.port, "POST", "/customer-track/upload-event", headers: headers,
                 body: Array(pushEvent(deviceId: device).utf8))
         }
@@ -54,7 +55,7 @@ struct OutageTests {
         let deadline = ContinuousClock.now + timeout
         var last = 0
         while ContinuousClock.now < deadline {
-            last = (try? TestHTTP.request(port: port, "GET", path))?.status ?? 0
+            last = (try? RawHTTP.request(port: port, "GET", path))?.status ?? 0
             if last == status { return }
             Thread.sleep(forTimeInterval: 0.1)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -16,7 +17,7 @@ struct ReportAuthTests {
     }
 
     private func expectError(
-        _ response: TestHTTPResponse, _ status: Int, _ error: String,
+        _ response: HTTPClientResponse, _ status: Int, _ error: String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
@@ -28,7 +29,7 @@ struct ReportAuthTests {
         let fixture = try ReportFixture()
         // No token, or not a bearer one.
         expectError(try fixture.request("GET", report, token: nil), 401, "missing_token")
-        let basic = try TestHTTP.request(
+        let basic = try RawHTTP.request(
             port: fixture.port, "GET", report, headers: [("Authorization", "Basic dXNlcjpwYXNz")])
         expectError(basic, 401, "missing_token")
         // A token nobody issued.
@@ -86,12 +87,12 @@ struct ReportAuthTests {
         let token = try Credentials.createToken(role: .read, appId: nil, on: server.db).token
         let headers = [("Authorization", "Bearer \(token)")]
         #expect(
-            try TestHTTP.request(
+            try RawHTTP.request(
                 port: server.port, "GET", "/api/v1/reports/campaigns", headers: headers
             ).status == 200)
         #expect(try Credentials.revoke(secret: token, on: server.db))
         Thread.sleep(forTimeInterval: 0.3)
-        let after = try TestHTTP.request(
+        let after = try RawHTTP.request(
             port: server.port, "GET", "/api/v1/reports/campaigns", headers: headers)
         #expect(after.status == 401)
     }
@@ -156,7 +157,7 @@ struct SendsRegistryTests {
         let token = try Credentials.createToken(
             role: .admin, appId: server.app.appId, on: server.db
         ).token
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "POST", "/api/v1/campaigns/c1/sends",
             headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
             body: Array(body.utf8))
@@ -176,8 +177,8 @@ struct SendsRegistryTests {
         func post(
             _ body: String, token: String? = nil,
             headers: [(String, String)] = [("Content-Type", "application/json")]
-        ) throws -> TestHTTPResponse {
-            try TestHTTP.request(
+        ) throws -> HTTPClientResponse {
+            try RawHTTP.request(
                 port: fixture.port, "POST", path,
                 headers: [("Authorization", "Bearer \(token ?? fixture.admin)")] + headers,
                 body: Array(body.utf8))
@@ -199,7 +200,7 @@ struct SendsRegistryTests {
         #expect(unknownApp.status == 422)
         #expect(exactJSON(unknownApp)["error"] as? String == "unknown_app")
         let longId = String(repeating: "c", count: 129)
-        let longCampaign = try TestHTTP.request(
+        let longCampaign = try RawHTTP.request(
             port: fixture.port, "POST", "/api/v1/campaigns/\(longId)/sends",
             headers: [("Authorization", "Bearer \(fixture.scopedAdmin)")], body: Array(valid.utf8))
         #expect(longCampaign.status == 422)

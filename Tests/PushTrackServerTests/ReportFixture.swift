@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -43,8 +44,8 @@ final class ReportFixture {
         // Messages the ingestion path made from events (registered = false).
         for (message, campaign) in [("m3", "spring-sale"), ("m4", "m4")] {
             _ = try db.query(
-                "INSERT INTO messages (app_id, message_id, campaign_id) VALUES ($1, $2, $3)",
-                [appId, message, campaign])
+                "INSERT INTO messages (app_id, message_id, campaign_id) VALUES (\(appId), \(message), \(campaign))"
+            )
         }
         try registerSend(
             #"{"messageId":"m1","title":"Spring sale","sentAt":"2026-11-29T08:00:00Z","sent":600,"platform":"ios","appId":"\#(appId)"}"#
@@ -85,8 +86,8 @@ final class ReportFixture {
 
         // App B's campaign of the same id.
         _ = try db.query(
-            "INSERT INTO messages (app_id, message_id, campaign_id) VALUES ($1, 'b1', 'spring-sale')",
-            [otherApp.appId])
+            "INSERT INTO messages (app_id, message_id, campaign_id) VALUES (\(otherApp.appId), 'b1', 'spring-sale')"
+        )
         try rollup(
             "b1", "2026-11-29T08:00:00Z", "ios", "", "", [7, 7, 7, 0, 0, 0, 0, 0],
             app: otherApp.appId)
@@ -99,7 +100,7 @@ final class ReportFixture {
     }
 
     func request(_ method: String, _ path: String, token: String?, body: String? = nil) throws
-        -> TestHTTPResponse
+        -> HTTPClientResponse
     {
         try server.request(method, path, token: token, body: body)
     }
@@ -114,15 +115,15 @@ final class ReportFixture {
 
     func latency(_ message: String, seconds: Double, pairs: Int) throws {
         _ = try db.query(
-            "INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs) VALUES ($1, $2, $3, $4)",
-            [appId, message, OpenLatency.bin(seconds: seconds), pairs])
+            "INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs) VALUES (\(appId), \(message), \(OpenLatency.bin(seconds: seconds)), \(pairs))"
+        )
     }
 }
 
 /// The JSON object of a response body with exact doubles: Foundation's `JSONSerialization` on
 /// Linux reads `0.17333333333333334` as `0.17333333333333337`, so the body is parsed with
 /// PushTrackCore's parser (numbers read by `Double(String)`, correctly rounded) instead.
-func exactJSON(_ response: TestHTTPResponse) -> [String: Any] {
+func exactJSON(_ response: HTTPClientResponse) -> [String: Any] {
     exactJSON(response.body)
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
@@ -131,8 +132,8 @@ struct ReportTests {
         // The views give the same numbers, rates to the last bit.
         let report = exactJSON(http)
         let campaign = try fixture.db.query(
-            "SELECT * FROM campaign_report WHERE app_id = $1 AND campaign_id = 'spring-sale'",
-            [fixture.appId])[0]
+            "SELECT * FROM campaign_report WHERE app_id = \(fixture.appId) AND campaign_id = 'spring-sale'"
+        )[0]
         let columns = [
             ("sent", "sent"), ("delivered", "delivered"),
             ("confirmed_arrivals", "confirmedArrivals"),
@@ -155,9 +156,9 @@ struct ReportTests {
 
         let messageRows = try fixture.db.query(
             """
-            SELECT * FROM message_report WHERE app_id = $1 AND campaign_id = 'spring-sale'
+            SELECT * FROM message_report WHERE app_id = \(fixture.appId) AND campaign_id = 'spring-sale'
             ORDER BY sent_at NULLS LAST, message_id
-            """, [fixture.appId])
+            """)
         let messages = objects(report["messages"])
         #expect(messageRows.count == messages.count)
         for (row, message) in zip(messageRows, messages) {
@@ -176,8 +177,8 @@ struct ReportTests {
             let rows = try fixture.db.query(
                 """
                 SELECT * FROM campaign_breakdown
-                 WHERE app_id = $1 AND campaign_id = 'spring-sale' AND dimension = $2
-                """, [fixture.appId, dimension])
+                 WHERE app_id = \(fixture.appId) AND campaign_id = 'spring-sale' AND dimension = \(dimension)
+                """)
             let items = objects(breakdowns?[field])
             #expect(rows.count == items.count)
             for item in items {
@@ -195,8 +196,8 @@ struct ReportTests {
         let total = try fixture.db.query(
             """
             SELECT sum(delivered)::bigint AS delivered, sum(opened)::bigint AS opened
-              FROM campaign_timeseries WHERE app_id = $1 AND campaign_id = 'spring-sale'
-            """, [fixture.appId])[0]
+              FROM campaign_timeseries WHERE app_id = \(fixture.appId) AND campaign_id = 'spring-sale'
+            """)[0]
         let points = objects(exactJSON(series)["points"])
         #expect(points.reduce(0) { $0 + ($1["delivered"] as? Int ?? 0) } == total.int("delivered"))
         #expect(points.reduce(0) { $0 + ($1["opened"] as? Int ?? 0) } == total.int("opened"))
@@ -489,8 +490,8 @@ struct TimeSeriesTests {
     @Test func losAngelesAcrossTheEndOfDaylightSavingTime() throws {
         let fixture = try ReportFixture()
         _ = try fixture.db.query(
-            "INSERT INTO messages (app_id, message_id, campaign_id) VALUES ($1, 'd1', 'dst')",
-            [fixture.appId])
+            "INSERT INTO messages (app_id, message_id, campaign_id) VALUES (\(fixture.appId), 'd1', 'dst')"
+        )
         for (bucket, delivered) in [
             ("2026-11-01T06:55:00Z", 1), ("2026-11-01T07:00:00Z", 2), ("2026-11-01T08:30:00Z", 4),
             ("2026-11-01T09:30:00Z", 8), ("2026-11-02T07:55:00Z", 16), ("2026-11-02T08:00:00Z", 32),
@@ -571,11 +572,11 @@ struct IngestedReportTests {
         .token
         func get(_ path: String) throws -> [String: Any] {
             exactJSON(
-                try TestHTTP.request(
+                try RawHTTP.request(
                     port: server.port, "GET", path, headers: [("Authorization", "Bearer \(admin)")])
             )
         }
-        let register = try TestHTTP.request(
+        let register = try RawHTTP.request(
             port: server.port, "POST", "/api/v1/campaigns/winter/sends",
             headers: [("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json")],
             body: Array(

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PushTrackTesting
 import Testing
 
@@ -23,7 +24,7 @@ struct RunClusterTests {
                 .path
             try FileManager.default.createDirectory(
                 atPath: folder, withIntermediateDirectories: true)
-            port = try TestHTTP.freePort()
+            port = try RawHTTP.freePort()
             output = folder + "/run-cluster.out"
             FileManager.default.createFile(atPath: output, contents: nil)
             let root = try TestCluster.repositoryRoot()
@@ -229,7 +230,7 @@ struct RunClusterTests {
             #expect(cluster.process.terminationStatus == 143)
             #expect(cluster.log.hasSuffix("run-cluster: stopped\n"))
             for port in ports + [cluster.port] {
-                #expect(throws: TestHTTPError.self) { try TestHTTPConnection(port: port) }
+                #expect(throws: HTTPClientError.self) { try HTTPClientConnection(port: port) }
             }
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PostgresClient
 import PushTrackTesting
 import Testing
@@ -63,7 +64,7 @@ struct RunScriptTests {
             "source \(credentials) && printf %s \"$WRITE_KEY\"", [:]
         ).stdout
         #expect(writeKey.hasPrefix("wk_"))
-        let event = try TestHTTP.request(
+        let event = try RawHTTP.request(
             port: server.port, "POST", "/customer-track/upload-event",
             headers: [("X-App-Key", writeKey), ("Content-Type", "application/json")],
             body: Array(

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PushTrackTesting
 import Synchronization
 import Testing
@@ -13,9 +14,9 @@ struct SlowClientTests {
         // Held past the header-block deadline, which would close them (ConnectionGuardTests):
         // here they must hold their slots while the others are served.
         let server = try LiveServer { $0.headerTimeoutSeconds = 600 }
-        let idle = try (0..<500).map { _ in try TestRawConnection(port: server.port) }
+        let idle = try (0..<500).map { _ in try RawHTTPConnection(port: server.port) }
         let tricklers = try (0..<500).map { _ in
-            let connection = try TestRawConnection(port: server.port)
+            let connection = try RawHTTPConnection(port: server.port)
             try connection.write(
                 Array("POST /customer-track/upload-event HTTP/1.1\r\nHost: x\r\n".utf8))
             return connection
@@ -55,7 +56,7 @@ struct SlowClientTests {
                     let name = "c\(client)-r\(request)"
                     let body = pushEvent(deviceId: name, eventId: name)
                     let status =
-                        (try? TestHTTP.request(
+                        (try? RawHTTP.request(
                             port: port, "POST", "/customer-track/upload-event",
                             headers: [("X-App-Key", key), ("Content-Type", "application/json")],
                             body: Array(body.utf8)))?.status ?? -1
@@ -74,7 +75,7 @@ struct SlowClientTests {
     /// clients cannot hold connection slots for ever.
     @Test func anIdleConnectionIsClosedAfterTheConnectionTimeout() throws {
         let server = try LiveServer { $0.connectionTimeoutSeconds = 1 }
-        let idle = try TestRawConnection(port: server.port, readTimeout: .seconds(5))
+        let idle = try RawHTTPConnection(port: server.port, readTimeout: .seconds(5))
         defer { idle.close() }
         let started = ContinuousClock.now
         #expect(idle.closedByServer(before: started + .seconds(5)))
@@ -89,7 +90,7 @@ struct SlowClientTests {
         let head =
             "POST /customer-track/upload-event HTTP/1.1\r\nHost: x\r\nX-App-Key: \(server.app.writeKey)\r\n"
             + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
-        let connection = try TestRawConnection(port: server.port)
+        let connection = try RawHTTPConnection(port: server.port)
         defer { connection.close() }
         try connection.write(Array(head.utf8) + Array(body.utf8.prefix(10)))
         #expect(connection.closedByServer(before: .now + .seconds(5)))

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import PushTrackTesting
 import Simulator
 import Synchronization
@@ -103,7 +104,7 @@ struct AccuracyTests {
                 environment: ["DATABASE_URL": url])
             options.appId = app["appId"] as? String
             options.writeKey = app["writeKey"] as? String
-            let intruder = try TestHTTP.request(
+            let intruder = try RawHTTP.request(
                 port: cluster.port, "POST", "/customer-track/upload-event",
                 headers: [
                     ("X-App-Key", options.writeKey ?? ""), ("Content-Type", "application/json"),

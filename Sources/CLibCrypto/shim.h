@@ -1,0 +1,5 @@
+#ifndef PUSHTRACK_CLIBCRYPTO_SHIM_H
+#define PUSHTRACK_CLIBCRYPTO_SHIM_H
+/* libcrypto (OpenSSL 3): only the message digests (EVP_Digest, EVP_sha256). */
+#include <openssl/evp.h>
+#endif

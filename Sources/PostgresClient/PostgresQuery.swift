@@ -1,0 +1,148 @@
+/// One SQL statement and its parameters, written as a string literal whose interpolated values
+/// are bound as parameters (`$1`, `$2`, …) and never spliced into the SQL text.
+///
+/// ```swift
+/// let rows = try connection.query(
+///     "SELECT app_id FROM write_keys WHERE key_hash = \(hash) AND revoked_at IS NULL")
+/// // sql: "SELECT app_id FROM write_keys WHERE key_hash = $1 AND revoked_at IS NULL"
+/// ```
+///
+/// A value is anything ``PostgresEncodable`` (an `Optional` of one is SQL NULL when nil, an
+/// array is an array literal: cast it in SQL, `\(ids)::text[]`). A `PostgresQuery` interpolated
+/// into another is a fragment: its text is inserted and its parameters renumbered, so a condition
+/// shared by several statements is written once. Only ``StringInterpolation/appendInterpolation(unescaped:)``
+/// and ``StringInterpolation/appendInterpolation(identifier:)`` put text from Swift into the SQL,
+/// for what cannot be a parameter (column lists, table names, a `FETCH` count) and never for
+/// values. The same statement text comes out every time a statement is written, so prepared
+/// statements (``PostgresConnection/queryPrepared(_:)``) are found again by their text.
+public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolation,
+    CustomStringConvertible
+{
+    /// The statement, with `$1`, `$2`, … where values were interpolated.
+    public private(set) var sql: String
+    /// The parameters in PostgreSQL's text input format, `$1` first; nil is SQL NULL.
+    public private(set) var bindings: [String?]
+    /// Where each placeholder starts in `sql` (UTF-8 offsets, in binding order), so that this
+    /// query can be renumbered when it is interpolated into another.
+    private var placeholders: [Int]
+
+    public init(stringLiteral value: String) {
+        sql = value
+        bindings = []
+        placeholders = []
+    }
+
+    public init(stringInterpolation: StringInterpolation) {
+        sql = stringInterpolation.sql
+        bindings = stringInterpolation.bindings
+        placeholders = stringInterpolation.placeholders
+    }
+
+    /// The fragments one after the other with `separator` between them (such as `", "` or
+    /// `" AND "`), their parameters renumbered.
+    public init(joining fragments: some Sequence<PostgresQuery>, separator: String = "") {
+        var builder = StringInterpolation(literalCapacity: 0, interpolationCount: 0)
+        var first = true
+        for fragment in fragments {
+            if !first { builder.appendLiteral(separator) }
+            first = false
+            builder.appendInterpolation(fragment)
+        }
+        self.init(stringInterpolation: builder)
+    }
+
+    /// The SQL text only: parameters are left out, since they may be secrets (hashes, keys).
+    public var description: String { sql }
+
+    public struct StringInterpolation: StringInterpolationProtocol, Sendable {
+        var sql: String
+        var bindings: [String?]
+        var placeholders: [Int]
+
+        public init(literalCapacity: Int, interpolationCount: Int) {
+            sql = ""
+            sql.reserveCapacity(literalCapacity + interpolationCount * 3)
+            bindings = []
+            bindings.reserveCapacity(interpolationCount)
+            placeholders = []
+            placeholders.reserveCapacity(interpolationCount)
+        }
+
+        /// SQL text written in the literal.
+        public mutating func appendLiteral(_ literal: String) {
+            sql += literal
+        }
+
+        /// A value, bound as the next parameter.
+        public mutating func appendInterpolation(_ value: some PostgresEncodable) {
+            bind(value.postgresText)
+        }
+
+        /// A value bound as the next parameter; nil binds SQL NULL.
+        public mutating func appendInterpolation(_ value: (some PostgresEncodable)?) {
+            bind(value?.postgresText)
+        }
+
+        /// A fragment: its SQL, with its parameters appended to these and renumbered.
+        public mutating func appendInterpolation(_ fragment: PostgresQuery) {
+            let text = fragment.sql.utf8
+            var copied = text.startIndex
+            for (position, (placeholder, value)) in zip(fragment.placeholders, fragment.bindings)
+                .enumerated()
+            {
+                // The fragment wrote `$<position + 1>` at `placeholder`.
+                let start = text.index(text.startIndex, offsetBy: placeholder)
+                sql.append(contentsOf: fragment.sql[copied..<start])
+                copied = text.index(
+                    start, offsetBy: PostgresQuery.placeholder(position + 1).utf8.count)
+                bind(value)
+            }
+            sql.append(contentsOf: fragment.sql[copied...])
+        }
+
+        /// Text put into the SQL as it is: for SQL the code itself holds (column lists, a
+        /// constant `FETCH` count), never for a value that came from outside.
+        public mutating func appendInterpolation(unescaped text: String) {
+            sql += text
+        }
+
+        /// An identifier (a table name), double-quoted with any `"` doubled, as PostgreSQL's
+        /// `quote_ident` writes it; identifiers cannot be parameters.
+        public mutating func appendInterpolation(identifier: String) {
+            sql += PostgresQuery.quoted(identifier: identifier)
+        }
+
+        private mutating func bind(_ text: String?) {
+            bindings.append(text)
+            placeholders.append(sql.utf8.count)
+            sql += PostgresQuery.placeholder(bindings.count)
+        }
+    }
+
+    /// `$<number>`, from a table for the numbers statements use (the writer binds a dozen
+    /// parameters per statement, thousands of times a second).
+    private static func placeholder(_ number: Int) -> String {
+        number <= placeholders.count ? placeholders[number - 1] : "$\(number)"
+    }
+
+    private static let placeholders = (1...64).map { "$\($0)" }
+
+    /// `name` as a quoted SQL identifier: `events_p20260101` → `"events_p20260101"`,
+    /// `a"b` → `"a""b"`.
+    public static func quoted(identifier name: String) -> String {
+        "\"" + name.replacingAll("\"", with: "\"\"") + "\""
+    }
+}
+
+extension String {
+    /// Every `target` replaced, without Foundation (this module's hot path avoids it).
+    fileprivate func replacingAll(_ target: Character, with replacement: String) -> String {
+        guard contains(target) else { return self }
+        var result = ""
+        result.reserveCapacity(utf8.count + 2)
+        for character in self {
+            if character == target { result += replacement } else { result.append(character) }
+        }
+        return result
+    }
+}

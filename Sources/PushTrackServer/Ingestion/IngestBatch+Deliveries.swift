@@ -1,0 +1,292 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+
+extension IngestBatch {
+    /// One (app, message, device) pair, ordered so that every writer locks pairs alike.
+    struct PairKey: Hashable, Comparable {
+        let appId: String
+        let messageId: String
+        let deviceId: String
+
+        static func < (a: PairKey, b: PairKey) -> Bool {
+            (a.appId, a.messageId, a.deviceId) < (b.appId, b.messageId, b.deviceId)
+        }
+    }
+
+    struct MessageKey: Hashable, Comparable {
+        let appId: String
+        let messageId: String
+
+        static func < (a: MessageKey, b: MessageKey) -> Bool {
+            (a.appId, a.messageId) < (b.appId, b.messageId)
+        }
+    }
+
+    /// Folds the batch's push reports into their pairs' delivery state and returns the change
+    /// of the pairs' contributions, for the rollups.
+    ///
+    /// The reports of each pair are folded in Swift into one partial state, then merged into the
+    /// stored state by one `INSERT … ON CONFLICT DO UPDATE` (earliest times, summed counts, flags
+    /// OR-ed, first dimensions kept). The upsert locks each row (in key order) and returns both
+    /// the merged state and the state it merged into, so concurrent writers, in this process or
+    /// another, apply their reports to a pair one after the other and the rollup deltas are
+    /// exactly those of a single sequential writer.
+    ///
+    /// A pair that gets its first click while influenced (``markInfluenced(_:influence:on:)``)
+    /// stops counting as an influenced open: `influence` gets −1 for its message.
+    func applyDeliveries(
+        _ items: inout [Item], influence: inout [MessageKey: Int],
+        on connection: PostgresConnection,
+        now: Date
+    ) throws -> RollupDeltas {
+        var reportsByPair: [PairKey: [Int]] = [:]
+        for (index, item) in items.enumerated() {
+            guard item.report != nil, let messageId = item.messageId,
+                let deviceId = item.event.deviceId
+            else { continue }
+            reportsByPair[
+                PairKey(appId: item.appId, messageId: messageId, deviceId: deviceId), default: []
+            ].append(index)
+        }
+        guard !reportsByPair.isEmpty else { return RollupDeltas([:]) }
+        let pairs = reportsByPair.keys.sorted()
+        var partial = DeliveryRows()
+        for pair in pairs {
+            var state = DeliveryState()
+            for index in reportsByPair[pair]! { state.apply(items[index].report!) }
+            partial.append(pair, state)
+        }
+        let rows = try partial.merge(on: connection, now: now, prepared: prepared)
+        guard rows.count == pairs.count else {
+            throw PushTrackError(
+                "delivery_rows_missing", "merged \(rows.count) of \(pairs.count) delivery rows")
+        }
+        var deltas: [MessageKey: Contribution] = [:]
+        let previousColumns = StateColumns(rows.columns, prefix: "prev_")
+        let currentColumns = StateColumns(rows.columns, prefix: "")
+        for row in rows {
+            let pair = PairKey(
+                appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "",
+                deviceId: row.string("device_id") ?? "")
+            let before = Self.state(from: row, at: previousColumns)
+            let after = Self.state(from: row, at: currentColumns)
+            // The outcome of each report is what it did to the pair, in batch order.
+            var replay = before
+            for index in reportsByPair[pair] ?? [] {
+                items[index].outcome = replay.apply(items[index].report!)
+            }
+            let message = MessageKey(appId: pair.appId, messageId: pair.messageId)
+            if before.firstClickAt == nil, after.firstClickAt != nil,
+                row.date("influenced_at") != nil
+            {
+                influence[message, default: 0] -= 1
+            }
+            deltas[message, default: Contribution()] =
+                deltas[message, default: Contribution()]
+                + (Rollup.contribution(of: after) - Rollup.contribution(of: before))
+        }
+        return RollupDeltas(deltas)
+    }
+
+    /// A delivery state from a `deliveries` row, its columns found by position (the writer reads
+    /// two states from each of thousands of rows per batch).
+    static func state(from row: PostgresRow, at columns: StateColumns) -> DeliveryState {
+        DeliveryState(
+            firstArrivalAt: row.date(columns.firstArrivalAt),
+            arrivalReports: row.int(columns.arrivalReports) ?? 0,
+            foreground: row.bool(columns.foreground) ?? false,
+            firstClickAt: row.date(columns.firstClickAt), clicks: row.int(columns.clicks) ?? 0,
+            dismissedAt: row.date(columns.dismissedAt), platform: row.string(columns.platform),
+            appVersion: row.string(columns.appVersion), locale: row.string(columns.locale))
+    }
+
+    /// Where a delivery state's columns are in a result; `prefix` "prev_" finds the state before
+    /// the last change.
+    struct StateColumns {
+        let firstArrivalAt, arrivalReports, foreground, firstClickAt, clicks, dismissedAt,
+            platform, appVersion, locale: Int
+
+        init(_ names: [String], prefix: String) {
+            func position(_ name: String) -> Int {
+                guard let position = names.firstIndex(of: prefix + name) else {
+                    preconditionFailure("no column \(prefix + name) among \(names)")
+                }
+                return position
+            }
+            firstArrivalAt = position("first_arrival_at")
+            arrivalReports = position("arrival_reports")
+            foreground = position("foreground")
+            firstClickAt = position("first_click_at")
+            clicks = position("clicks")
+            dismissedAt = position("dismissed_at")
+            platform = position("platform")
+            appVersion = position("app_version")
+            locale = position("locale")
+        }
+    }
+
+    /// A delivery state from a `deliveries` row; `prefix` "prev_" reads the state before the
+    /// last change.
+    static func state(from row: PostgresRow, prefix: String) -> DeliveryState {
+        DeliveryState(
+            firstArrivalAt: row.date(prefix + "first_arrival_at"),
+            arrivalReports: row.int(prefix + "arrival_reports") ?? 0,
+            foreground: row.bool(prefix + "foreground") ?? false,
+            firstClickAt: row.date(prefix + "first_click_at"),
+            clicks: row.int(prefix + "clicks") ?? 0, dismissedAt: row.date(prefix + "dismissed_at"),
+            platform: row.string(prefix + "platform"),
+            appVersion: row.string(prefix + "app_version"),
+            locale: row.string(prefix + "locale"))
+    }
+}
+
+/// Per-pair states as columns, for one set-based statement.
+struct DeliveryRows {
+    var appId: [String] = []
+    var messageId: [String] = []
+    var deviceId: [String] = []
+    var firstArrivalAt: [Date?] = []
+    var arrivalReports: [Int] = []
+    var foreground: [Bool] = []
+    var firstClickAt: [Date?] = []
+    var clicks: [Int] = []
+    var dismissedAt: [Date?] = []
+    var platform: [String?] = []
+    var appVersion: [String?] = []
+    var locale: [String?] = []
+
+    mutating func append(_ pair: IngestBatch.PairKey, _ state: DeliveryState) {
+        appId.append(pair.appId)
+        messageId.append(pair.messageId)
+        deviceId.append(pair.deviceId)
+        firstArrivalAt.append(state.firstArrivalAt)
+        arrivalReports.append(state.arrivalReports)
+        foreground.append(state.foreground)
+        firstClickAt.append(state.firstClickAt)
+        clicks.append(state.clicks)
+        dismissedAt.append(state.dismissedAt)
+        platform.append(state.platform)
+        appVersion.append(state.appVersion)
+        locale.append(state.locale)
+    }
+
+    static let stateColumns = [
+        "first_arrival_at", "arrival_reports", "foreground", "first_click_at", "clicks",
+        "dismissed_at", "platform",
+        "app_version", "locale",
+    ]
+    /// The parts of the merge's SQL made from the column names, built once.
+    private static let columnList = stateColumns.joined(separator: ", ")
+    private static let savePrevious = stateColumns.map { "prev_\($0) = d.\($0)" }
+        .joined(separator: ", ")
+    private static let returned = stateColumns.flatMap { [$0, "prev_\($0)"] }
+        .joined(separator: ", ")
+
+    /// Merges these partial states into the stored ones (rows in key order, so that writers lock
+    /// alike) and returns, per pair, the merged state and the `prev_` state it merged into.
+    func merge(on connection: PostgresConnection, now: Date, prepared: Bool) throws -> PostgresRows
+    {
+        try connection.ingest(
+            prepared: prepared,
+            """
+            INSERT INTO deliveries AS d (app_id, message_id, device_id, \(unescaped: Self.columnList),
+                                         updated_at)
+            SELECT t.*, \(now) FROM unnest(\(appId)::text[], \(messageId)::text[], \(deviceId)::text[],
+                                         \(firstArrivalAt)::timestamptz[], \(arrivalReports)::int[],
+                                         \(foreground)::boolean[], \(firstClickAt)::timestamptz[],
+                                         \(clicks)::int[], \(dismissedAt)::timestamptz[],
+                                         \(platform)::text[], \(appVersion)::text[],
+                                         \(locale)::text[]) AS t
+            ORDER BY 1, 2, 3
+            ON CONFLICT (app_id, message_id, device_id) DO UPDATE SET
+                \(unescaped: Self.savePrevious),
+                first_arrival_at = LEAST(d.first_arrival_at, excluded.first_arrival_at),
+                arrival_reports = d.arrival_reports + excluded.arrival_reports,
+                foreground = d.foreground OR excluded.foreground,
+                first_click_at = LEAST(d.first_click_at, excluded.first_click_at),
+                clicks = d.clicks + excluded.clicks,
+                dismissed_at = LEAST(d.dismissed_at, excluded.dismissed_at),
+                platform = COALESCE(d.platform, excluded.platform),
+                app_version = COALESCE(d.app_version, excluded.app_version),
+                locale = COALESCE(d.locale, excluded.locale),
+                updated_at = excluded.updated_at
+            RETURNING app_id, message_id, device_id, influenced_at, \(unescaped: Self.returned)
+            """)
+    }
+}
+
+/// Contribution changes summed per message, appended to `report_deltas` (per bucket and
+/// dimensions) and `open_latency_deltas`: insert-only, so concurrent writers never wait on each
+/// other's rows; the compactor folds them into the aggregates (sql/007_rollup_deltas.sql).
+struct RollupDeltas {
+    let deltas: [IngestBatch.MessageKey: Contribution]
+
+    init(_ deltas: [IngestBatch.MessageKey: Contribution]) {
+        self.deltas = deltas.filter { !$0.value.counters.isEmpty || !$0.value.latency.isEmpty }
+    }
+
+    static let counterColumns = [
+        "delivered", "confirmed", "foreground", "background", "opened", "clicks", "dismissed",
+        "duplicate_reports",
+    ]
+
+    /// Appends the changes. Nothing here is locked, so the rows go in any order.
+    func apply(on connection: PostgresConnection, prepared: Bool) throws {
+        guard !deltas.isEmpty else { return }
+        try applyBuckets(on: connection, prepared: prepared)
+        try applyLatency(on: connection, prepared: prepared)
+    }
+
+    private static let counterList = counterColumns.joined(separator: ", ")
+
+    private func applyBuckets(on connection: PostgresConnection, prepared: Bool) throws {
+        var rows: [(message: IngestBatch.MessageKey, key: RollupKey, counters: RollupCounters)] =
+            []
+        for (message, contribution) in deltas {
+            for (key, counters) in contribution.counters { rows.append((message, key, counters)) }
+        }
+        guard !rows.isEmpty else { return }
+        let apps = rows.map { $0.message.appId }
+        let messages = rows.map { $0.message.messageId }
+        let buckets = rows.map { $0.key.bucket }
+        let platforms = rows.map { $0.key.platform }
+        let versions = rows.map { $0.key.appVersion }
+        let locales = rows.map { $0.key.locale }
+        // One array per counter, in counterColumns' order (RollupCounters.values has eight).
+        var counts = [[Int]](repeating: [], count: Self.counterColumns.count)
+        for row in rows {
+            for (column, value) in row.counters.values.enumerated() { counts[column].append(value) }
+        }
+        _ = try connection.ingest(
+            prepared: prepared,
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                                       \(unescaped: Self.counterList))
+            SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(buckets)::timestamptz[],
+                                 \(platforms)::text[], \(versions)::text[], \(locales)::text[],
+                                 \(counts[0])::bigint[], \(counts[1])::bigint[], \(counts[2])::bigint[],
+                                 \(counts[3])::bigint[], \(counts[4])::bigint[], \(counts[5])::bigint[],
+                                 \(counts[6])::bigint[], \(counts[7])::bigint[])
+            """)
+    }
+
+    private func applyLatency(on connection: PostgresConnection, prepared: Bool) throws {
+        var rows: [(message: IngestBatch.MessageKey, bin: Int, pairs: Int)] = []
+        for (message, contribution) in deltas {
+            for (bin, pairs) in contribution.latency { rows.append((message, bin, pairs)) }
+        }
+        guard !rows.isEmpty else { return }
+        let apps = rows.map { $0.message.appId }
+        let messages = rows.map { $0.message.messageId }
+        let bins = rows.map { $0.bin }
+        let pairs = rows.map { $0.pairs }
+        _ = try connection.ingest(
+            prepared: prepared,
+            """
+            INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
+            SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(bins)::int[],
+                                 \(pairs)::bigint[])
+            """)
+    }
+}

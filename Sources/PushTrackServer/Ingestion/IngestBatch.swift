@@ -1,0 +1,270 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+
+/// The validated events of one request, waiting for the writer.
+struct IngestJob: Sendable {
+    let appId: String
+    let receivedAt: Date
+    let events: [ValidEvent]
+    /// Decompressed body size, counted against the queue's byte bound.
+    let bytes: Int
+    let completion: @Sendable (Result<IngestOutcome, IngestFailure>) -> Void
+}
+
+/// How the events of one request were stored.
+struct IngestOutcome: Sendable, Equatable {
+    var accepted = 0
+    var duplicates = 0
+}
+
+/// Why the writer could not take or store a request's events.
+enum IngestFailure: Error, Sendable, Equatable {
+    /// The queue is full (at submission only).
+    case overloaded
+    /// The database is unreachable or the transaction was cut off: nothing of it was committed.
+    case unavailable(String)
+    /// The server is stopping.
+    case shuttingDown
+    /// A bug or a schema mismatch; logged, answered 500.
+    case failed(String)
+}
+
+/// One group commit: the events of many requests written in one transaction, one statement per
+/// table. Every step is set-based (`unnest` of arrays), so its cost grows with rows, not
+/// round trips.
+///
+/// Steps, in this order in every transaction (so concurrent writers, in this process or
+/// another, take row locks in one global order and cannot deadlock; each step also sorts its
+/// keys):
+/// 1. claim the report keys: a key already claimed marks a retry, answered as a duplicate and
+///    not stored again;
+/// 2. attribute legacy reports (no messageId) to a registered send by title;
+/// 3. register the messages seen (`messages`, for campaign attribution);
+/// 4. lock and update each (message, device) pair's delivery state (`IngestBatch+Deliveries.swift`);
+///    then, only when the batch has `app_open` events, mark the pairs they influence
+///    (`IngestBatch+Influence.swift`);
+/// 5. append the raw events with their dedup outcome (`COPY`);
+/// 6. append the change of the pairs' contributions to `report_deltas` and
+///    `open_latency_deltas` (insert-only: no writer waits on another's rows there; the compactor
+///    folds them into the aggregates), then add the change of influenced opens per message.
+struct IngestBatch {
+    let jobs: [IngestJob]
+    /// Small batches run prepared statements (parsed and planned once per connection); large
+    /// ones are planned each time, since a generic plan misjudges large arrays.
+    let prepared: Bool
+    /// How long after a confirmed arrival an `app_open` influences the pair.
+    let influenceWindowSeconds: Double
+
+    init(jobs: [IngestJob], influenceWindowSeconds: Double = 12 * 3600) {
+        self.jobs = jobs
+        self.influenceWindowSeconds = influenceWindowSeconds
+        prepared = jobs.reduce(0) { $0 + $1.events.count } <= 200
+    }
+
+    /// A report that is not a retry, on its way to the raw log.
+    struct Item {
+        let job: Int
+        let appId: String
+        let receivedAt: Date
+        let event: ValidEvent
+        /// The message it counts for: its own, or the one a legacy title matched.
+        var messageId: String?
+        var attributedMessageId: String?
+        var outcome: ReportOutcome
+        /// What it says about its pair; `nil` for a generic event. Derived once, here.
+        let report: PushReport?
+
+        init(job: Int, appId: String, receivedAt: Date, event: ValidEvent) {
+            self.job = job
+            self.appId = appId
+            self.receivedAt = receivedAt
+            self.event = event
+            report = PushReport(event)
+            messageId = report == nil ? nil : event.messageId
+            outcome = report == nil ? .generic : .unattributed
+        }
+    }
+
+    struct KeyRef: Hashable {
+        let appId: String
+        let key: String
+    }
+
+    /// Writes the batch inside the caller's transaction and returns each job's outcome.
+    func write(on connection: PostgresConnection, now: Date) throws -> [IngestOutcome] {
+        let fresh = try claimReportKeys(on: connection, now: now)
+        var outcomes = [IngestOutcome](repeating: IngestOutcome(), count: jobs.count)
+        var items: [Item] = []
+        var unclaimed = fresh
+        for (jobIndex, job) in jobs.enumerated() {
+            for event in job.events {
+                if let key = event.reportKey,
+                    unclaimed.remove(KeyRef(appId: job.appId, key: key)) == nil
+                {
+                    outcomes[jobIndex].duplicates += 1
+                    continue
+                }
+                outcomes[jobIndex].accepted += 1
+                items.append(
+                    Item(job: jobIndex, appId: job.appId, receivedAt: job.receivedAt, event: event))
+            }
+        }
+        guard !items.isEmpty else { return outcomes }
+        try attributeLegacyReports(&items, on: connection)
+        try registerMessages(items, on: connection)
+        var influence: [MessageKey: Int] = [:]
+        let deltas = try applyDeliveries(&items, influence: &influence, on: connection, now: now)
+        try markInfluenced(items, influence: &influence, on: connection)
+        var rows = EventRows()
+        for item in items { rows.append(item) }
+        try rows.insert(on: connection)
+        try countUnattributed(items, on: connection)
+        try deltas.apply(on: connection, prepared: prepared)
+        try applyInfluence(influence, on: connection)
+        return outcomes
+    }
+
+    /// Inserts every distinct report key of the batch; the ones that were new come back.
+    private func claimReportKeys(on connection: PostgresConnection, now: Date) throws -> Set<KeyRef>
+    {
+        var keys = Set<KeyRef>()
+        for job in jobs {
+            for event in job.events {
+                if let key = event.reportKey { keys.insert(KeyRef(appId: job.appId, key: key)) }
+            }
+        }
+        guard !keys.isEmpty else { return [] }
+        let sorted = keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
+        let apps = sorted.map { $0.appId }
+        let reportKeys = sorted.map { $0.key }
+        let rows = try connection.ingest(
+            prepared: prepared,
+            """
+            INSERT INTO report_keys (app_id, report_key, first_seen)
+            SELECT a, k, \(now) FROM unnest(\(apps)::text[], \(reportKeys)::text[]) AS t(a, k)
+            ORDER BY a, k
+            ON CONFLICT DO NOTHING
+            RETURNING app_id, report_key
+            """)
+        var fresh = Set<KeyRef>()
+        for row in rows {
+            fresh.insert(
+                KeyRef(appId: row.string("app_id") ?? "", key: row.string("report_key") ?? ""))
+        }
+        return fresh
+    }
+
+    /// Legacy reports carry no messageId, only `label = "push_" + title`: they count for the
+    /// registered send of that app with the same title whose send time is closest before the
+    /// event, within 72 hours. Unmatched ones stay `unattributed`.
+    private func attributeLegacyReports(_ items: inout [Item], on connection: PostgresConnection)
+        throws
+    {
+        let legacy = items.indices.filter {
+            items[$0].report != nil && items[$0].event.messageId == nil
+        }
+        guard !legacy.isEmpty else { return }
+        let positions = Array(legacy.indices)
+        let apps = legacy.map { items[$0].appId }
+        let titles = legacy.map { Self.title(fromLabel: items[$0].event.label) }
+        let times = legacy.map { items[$0].event.eventTime }
+        let rows = try connection.ingest(
+            prepared: prepared,
+            """
+            SELECT t.i, (
+                SELECT s.message_id FROM sends s
+                WHERE s.app_id = t.a AND s.title = t.title
+                  AND s.sent_at <= t.at AND s.sent_at > t.at - interval '72 hours'
+                ORDER BY s.sent_at DESC, s.send_id DESC LIMIT 1) AS message_id
+            FROM unnest(\(positions)::int[], \(apps)::text[], \(titles)::text[],
+                        \(times)::timestamptz[]) AS t(i, a, title, at)
+            """)
+        for row in rows {
+            guard let position = row.int("i"), let messageId = row.string("message_id") else {
+                continue
+            }
+            let index = legacy[position]
+            items[index].messageId = messageId
+            items[index].attributedMessageId = messageId
+        }
+    }
+
+    /// `push_{title}` → `title`; a label without the prefix is taken as the title.
+    static func title(fromLabel label: String?) -> String? {
+        guard let label else { return nil }
+        return label.hasPrefix("push_") ? String(label.dropFirst(5)) : label
+    }
+
+    /// Makes a `messages` row for each message first seen here, in the campaign its events
+    /// carry, else its own id as the campaign. A message registered by the sender keeps the
+    /// registered campaign; an unregistered one first seen without a campaign takes the first
+    /// campaignId that arrives.
+    private func registerMessages(_ items: [Item], on connection: PostgresConnection) throws {
+        var campaigns: [KeyRef: String] = [:]
+        for item in items {
+            guard let messageId = item.messageId, item.attributedMessageId == nil else { continue }
+            let key = KeyRef(appId: item.appId, key: messageId)
+            if campaigns[key] == nil
+                || (campaigns[key] == messageId && item.event.campaignId != nil)
+            {
+                campaigns[key] = item.event.campaignId ?? messageId
+            }
+        }
+        guard !campaigns.isEmpty else { return }
+        let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
+        let apps = sorted.map { $0.appId }
+        let messages = sorted.map { $0.key }
+        let campaignIds = sorted.map { campaigns[$0]! }
+        // One round trip. DO NOTHING leaves existing rows unlocked (messages are hot rows,
+        // shared by every batch); the UPDATE locks only a row whose campaign it fixes. It does not
+        // see the rows this statement inserts, which already carry their campaign.
+        _ = try connection.ingest(
+            prepared: prepared,
+            """
+            WITH t AS (
+                SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(campaignIds)::text[])
+                    AS t(a, mid, c)),
+            inserted AS (
+                INSERT INTO messages (app_id, message_id, campaign_id)
+                SELECT a, mid, c FROM t ORDER BY a, mid
+                ON CONFLICT (app_id, message_id) DO NOTHING)
+            UPDATE messages m SET campaign_id = t.c
+            FROM t
+            WHERE m.app_id = t.a AND m.message_id = t.mid AND NOT m.registered
+              AND m.campaign_id = m.message_id AND t.c <> t.mid
+            """)
+    }
+
+    /// Counts legacy reports that matched no send, per app, day and category.
+    private func countUnattributed(_ items: [Item], on connection: PostgresConnection) throws {
+        var counts: [[String]: Int] = [:]
+        for item in items where item.outcome == .unattributed {
+            let day = String(RFC3339.format(item.event.eventTime).prefix(10))
+            counts[[item.appId, day, item.event.category], default: 0] += 1
+        }
+        guard !counts.isEmpty else { return }
+        let keys = counts.keys.sorted { $0.lexicographicallyPrecedes($1) }
+        let apps = keys.map { $0[0] }
+        let days = keys.map { $0[1] }
+        let categories = keys.map { $0[2] }
+        let reports = keys.map { counts[$0]! }
+        _ = try connection.ingest(
+            prepared: prepared,
+            """
+            INSERT INTO unattributed_reports (app_id, day, category, reports)
+            SELECT * FROM unnest(\(apps)::text[], \(days)::date[], \(categories)::text[],
+                                 \(reports)::bigint[])
+            ORDER BY 1, 2, 3
+            ON CONFLICT (app_id, day, category)
+            DO UPDATE SET reports = unattributed_reports.reports + excluded.reports
+            """)
+    }
+}
+
+extension PostgresConnection {
+    /// A statement of the ingestion writer, prepared or not (see ``IngestBatch/prepared``).
+    func ingest(prepared: Bool, _ statement: PostgresQuery) throws -> PostgresRows {
+        prepared ? try queryPrepared(statement) : try query(statement)
+    }
+}

@@ -1,0 +1,313 @@
+import Dispatch
+import Foundation
+import Lifecycle
+import PostgresClient
+import Synchronization
+
+/// The group-commit writer: request handlers hand it their events and suspend; a writer thread
+/// takes everything queued (up to `commitMaxEvents`), writes it in one transaction, commits, and
+/// only then answers every waiting request.
+///
+/// Several writer threads (each with its own connection) overlap one batch's commit with the
+/// next batch's work; their transactions take row locks in one global order (see
+/// ``IngestBatch``), so they never deadlock, and a deadlock reported anyway is retried.
+///
+/// The queue is bounded in events and bytes, so memory stays bounded under any load: past the
+/// bound `submit` throws `.overloaded` at once. While the database is unreachable `submit`
+/// throws `.unavailable` at once, and the thread reconnects by itself.
+final class IngestWriter: Sendable {
+    /// The writer as `/readyz` and the metrics see it.
+    struct Health: Sendable {
+        var databaseReachable: Bool
+        var lastError: String?
+        var queuedEvents: Int
+        var queuedBytes: Int
+    }
+
+    private struct State {
+        var queue: [IngestJob] = []
+        var head = 0
+        var queuedEvents = 0
+        var queuedBytes = 0
+        var reachable = false
+        var lastError: String? = "not connected yet"
+        var stopping = false
+        /// Bumped whenever a writer finds the database unreachable: the other writers' idle
+        /// connections are then presumed dead too and are replaced before their next use.
+        var epoch = 0
+    }
+
+    private let databaseURL: String
+    private let maxEvents: Int
+    private let maxBytes: Int
+    private let commitMaxEvents: Int
+    private let writers: Int
+    private let influenceWindowSeconds: Double
+    private let state = Mutex(State())
+    /// Signalled when a job is queued and when stopping: wakes a writer waiting for work.
+    private let wakeup = DispatchSemaphore(value: 0)
+    private let threads: ServiceThreads
+    private let metrics: ServiceMetrics
+    private let log: Logger
+
+    init(
+        databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int,
+        influenceWindowSeconds: Double = 12 * 3600, metrics: ServiceMetrics = ServiceMetrics(),
+        log: Logger = Logger(level: .error)
+    ) {
+        self.metrics = metrics
+        self.log = log
+        self.writers = writers
+        self.influenceWindowSeconds = influenceWindowSeconds
+        self.databaseURL = databaseURL
+        self.maxEvents = maxEvents
+        self.maxBytes = maxBytes
+        self.commitMaxEvents = commitMaxEvents
+        threads = ServiceThreads(name: "pushtrack-writer", count: writers)
+    }
+
+    /// Starts the writer threads; each connects at once and keeps trying while it cannot.
+    func start() {
+        threads.start { [self] _, _ in run() }
+    }
+
+    var health: Health {
+        state.withLock {
+            Health(
+                databaseReachable: $0.reachable, lastError: $0.lastError,
+                queuedEvents: $0.queuedEvents, queuedBytes: $0.queuedBytes)
+        }
+    }
+
+    /// Throws when a job of `bytes` could not be queued now: a cheap check before decoding, so
+    /// that an overloaded server does not spend its CPU parsing requests it will refuse.
+    /// `submit` decides; this only sheds early.
+    func checkAdmission(bytes: Int) throws(IngestFailure) {
+        // Any request carries at least one event.
+        if let refusal = state.withLock({ refusal($0, events: 1, bytes: bytes) }) { throw refusal }
+    }
+
+    /// Queues a job, or throws at once why it cannot (`overloaded`, `unavailable`,
+    /// `shuttingDown`).
+    func submit(_ job: IngestJob) throws(IngestFailure) {
+        let refused = state.withLock { state -> IngestFailure? in
+            if let refusal = refusal(state, events: job.events.count, bytes: job.bytes) {
+                return refusal
+            }
+            state.queue.append(job)
+            state.queuedEvents += job.events.count
+            state.queuedBytes += job.bytes
+            return nil
+        }
+        if let refused { throw refused }
+        wakeup.signal()
+    }
+
+    /// Why `events` events in `bytes` bytes do not fit now; nil when they do. A job larger than
+    /// the whole bound is still taken when the queue is empty, so that a valid maximal request
+    /// is never refused forever.
+    private func refusal(_ state: State, events: Int, bytes: Int) -> IngestFailure? {
+        if state.stopping { return .shuttingDown }
+        if !state.reachable { return .unavailable(state.lastError ?? "database unreachable") }
+        let empty = state.queue.count == state.head
+        if !empty
+            && (state.queuedEvents + events > maxEvents || state.queuedBytes + bytes > maxBytes)
+        {
+            return .overloaded
+        }
+        return nil
+    }
+
+    /// Stops taking jobs, writes what is queued (while the database answers), and returns when
+    /// the threads have ended or `timeout` passed.
+    func shutdown(timeout: Duration) {
+        state.withLock { $0.stopping = true }
+        threads.stop()
+        for _ in 0..<writers { wakeup.signal() }
+        threads.join(timeout: timeout)
+    }
+
+    // MARK: - The writer thread
+
+    private func run() {
+        var connection: PostgresConnection? = nil
+        var connectionEpoch = 0
+        var lastContact = ContinuousClock.now
+        var connectedBefore = false
+        while true {
+            if connection != nil, state.withLock({ $0.epoch }) != connectionEpoch {
+                connection = nil
+            }
+            if connection == nil {
+                (connection, connectionEpoch) = connect()
+                if connection == nil {
+                    if failQueuedIfStopping() { break }
+                    _ = wakeup.wait(timeout: .now() + 0.5)
+                    continue
+                }
+                if connectedBefore { metrics.add(.databaseReconnects) }
+                connectedBefore = true
+                lastContact = .now
+            }
+            let jobs = take()
+            if jobs.isEmpty {
+                if state.withLock({ $0.stopping }) { break }
+                if wakeup.wait(timeout: .now() + 1) == .timedOut,
+                    ContinuousClock.now - lastContact > .seconds(1)
+                {
+                    // Idle: check that the database still answers, so /readyz stays true.
+                    do {
+                        _ = try connection?.query("SELECT 1")
+                        lastContact = .now
+                    } catch {
+                        connection = nil
+                        markUnreachable("\(error)")
+                    }
+                }
+                continue
+            }
+            let started = ContinuousClock.now
+            do {
+                let (outcomes, retries) = try commit(jobs, on: connection!)
+                lastContact = .now
+                record(
+                    jobs, outcomes, seconds: (ContinuousClock.now - started).inSeconds,
+                    retries: retries)
+                for (job, outcome) in zip(jobs, outcomes) { job.completion(.success(outcome)) }
+            } catch let error as PostgresError where error.isConnectionFailure {
+                connection = nil
+                metrics.add(.commitFailures)
+                markUnreachable(error.message)
+                for job in jobs { job.completion(.failure(.unavailable(error.message))) }
+            } catch {
+                metrics.add(.commitFailures)
+                metrics.add(.databaseErrors)
+                for job in jobs { job.completion(.failure(.failed("\(error)"))) }
+            }
+        }
+        connection = nil
+        wakeup.signal()  // another writer may be waiting to see `stopping`
+    }
+
+    /// Counts a committed batch and writes its log line.
+    private func record(
+        _ jobs: [IngestJob], _ outcomes: [IngestOutcome], seconds: Double, retries: Int
+    ) {
+        var accepted = 0
+        var duplicates = 0
+        for outcome in outcomes {
+            accepted += outcome.accepted
+            duplicates += outcome.duplicates
+        }
+        metrics.add(.eventsAccepted, accepted)
+        metrics.add(.eventsDuplicate, duplicates)
+        metrics.commitEvents.observe(Double(accepted + duplicates))
+        metrics.commitRequests.observe(Double(jobs.count))
+        metrics.commitSeconds.observe(seconds)
+        if retries > 0 { metrics.add(.commitRetries, retries) }
+        guard log.isEnabled(.info) else { return }
+        log.info(
+            "batch",
+            [
+                "events": String(accepted + duplicates), "accepted": String(accepted),
+                "duplicates": String(duplicates), "requests": String(jobs.count),
+                "duration_ms": AccessLog.milliseconds(seconds), "retries": String(retries),
+            ])
+    }
+
+    private func connect() -> (PostgresConnection?, epoch: Int) {
+        do {
+            let connection = try PostgresConnection(url: databaseURL)
+            _ = try connection.query("SET application_name = 'pushtrack-writer'")
+            let epoch = state.withLock { state -> Int in
+                state.reachable = true
+                state.lastError = nil
+                return state.epoch
+            }
+            return (connection, epoch)
+        } catch {
+            markUnreachable("\(error)")
+            return (nil, 0)
+        }
+    }
+
+    /// Marks the database unreachable and answers every queued job 503 at once: nothing waits
+    /// on a database that is gone.
+    private func markUnreachable(_ reason: String) {
+        metrics.add(.databaseErrors)
+        let dropped = state.withLock { state -> [IngestJob] in
+            state.reachable = false
+            state.lastError = reason
+            state.epoch += 1
+            return Self.drain(&state)
+        }
+        for job in dropped { job.completion(.failure(.unavailable(reason))) }
+    }
+
+    /// When stopping with no database to write to, answers what is queued and says to stop.
+    private func failQueuedIfStopping() -> Bool {
+        let (stopping, dropped) = state.withLock { state -> (Bool, [IngestJob]) in
+            state.stopping ? (true, Self.drain(&state)) : (false, [])
+        }
+        for job in dropped { job.completion(.failure(.shuttingDown)) }
+        return stopping
+    }
+
+    /// Empties the queue and returns what was in it.
+    private static func drain(_ state: inout State) -> [IngestJob] {
+        let jobs = Array(state.queue[state.head...])
+        state.queue.removeAll()
+        state.head = 0
+        state.queuedEvents = 0
+        state.queuedBytes = 0
+        return jobs
+    }
+
+    /// Takes queued jobs up to `commitMaxEvents` events (at least one job).
+    private func take() -> [IngestJob] {
+        state.withLock { state in
+            var jobs: [IngestJob] = []
+            var events = 0
+            while state.head < state.queue.count {
+                let job = state.queue[state.head]
+                if !jobs.isEmpty && events + job.events.count > commitMaxEvents { break }
+                jobs.append(job)
+                events += job.events.count
+                state.head += 1
+                state.queuedEvents -= job.events.count
+                state.queuedBytes -= job.bytes
+            }
+            if state.head == state.queue.count {
+                state.queue.removeAll(keepingCapacity: true)
+                state.head = 0
+            } else if state.head > 1024 {
+                state.queue.removeFirst(state.head)
+                state.head = 0
+            }
+            return jobs
+        }
+    }
+
+    /// One transaction for the batch; retried when PostgreSQL aborts it for a deadlock or a
+    /// serialization failure with another writer (nothing of an aborted transaction remains).
+    private func commit(_ jobs: [IngestJob], on connection: PostgresConnection) throws
+        -> (outcomes: [IngestOutcome], retries: Int)
+    {
+        let batch = IngestBatch(jobs: jobs, influenceWindowSeconds: influenceWindowSeconds)
+        var attempt = 0
+        while true {
+            do {
+                let outcomes = try connection.transaction { connection in
+                    try batch.write(on: connection, now: Date())
+                }
+                return (outcomes, attempt)
+            } catch let error as PostgresError
+                where attempt < 5
+                && (error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure)
+            {
+                attempt += 1
+                Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.01) * Double(attempt))
+            }
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Lifecycle
+import PostgresClient
+
+/// Folds what the writers append (`report_deltas`, `open_latency_deltas`) into the aggregates
+/// every `interval` on a thread of its own (sql/007_rollup_deltas.sql): `message_rollups`,
+/// `message_totals`, `message_open_latency`, and the coarse sums `message_dimension_totals` and
+/// `message_bucket_totals`, so that breakdowns and series read a few rows per message.
+///
+/// Readers add the deltas not folded yet, so folding changes how fast a report is, never what it
+/// says. Several servers may run one each: the SQL function lets one fold at a time.
+final class ReportCompactor: Sendable {
+    private let pool: PostgresWorkerPool
+    private let interval: Duration
+    private let log: Logger
+    private let metrics: ServiceMetrics
+    private let thread = ServiceThreads(name: "pushtrack-report-compactor")
+
+    init(
+        pool: PostgresWorkerPool, interval: Duration = .seconds(1), metrics: ServiceMetrics,
+        log: Logger
+    ) {
+        self.pool = pool
+        self.interval = interval
+        self.metrics = metrics
+        self.log = log
+    }
+
+    /// Folds what is visible now; returns how many deltas were folded.
+    @discardableResult
+    static func compact(_ connection: PostgresConnection) throws -> Int {
+        try connection.query("SELECT pushtrack_compact_report_deltas() AS folded").first?.int(
+            "folded") ?? 0
+    }
+
+    /// Folds now, then every `interval`, on a thread of its own (compaction runs on the pool).
+    func start() {
+        thread.start(every: interval) { [self] in
+            do {
+                let folded = try pool.run { connection in try Self.compact(connection) }
+                metrics.add(.compactionRuns)
+                metrics.add(.deltasFolded, folded)
+            } catch {
+                metrics.add(.compactionFailures)
+                log.warning("report compaction failed", ["reason": "\(error)"])
+            }
+        }
+    }
+
+    /// Asks the thread to stop; a run in progress finishes.
+    func stop() {
+        thread.stop()
+    }
+
+    /// Waits until the thread has ended (its run in progress done).
+    func join() {
+        thread.join()
+    }
+}

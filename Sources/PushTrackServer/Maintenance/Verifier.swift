@@ -1,0 +1,288 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+
+/// `pushtrack verify`: recomputes the delivery state and every rollup from the raw event log and
+/// lists each place where the stored aggregates differ. The raw log is the source of truth; the
+/// aggregates are maintained incrementally by the writers, so this is the invariant that tests
+/// and load tests check.
+public struct Verifier {
+    /// One difference between what the raw log implies and what is stored.
+    public struct Difference: CustomStringConvertible, Sendable {
+        public let table: String
+        public let key: String
+        public let expected: String
+        public let stored: String
+
+        public var description: String { "\(table) \(key): expected \(expected), stored \(stored)" }
+    }
+
+    public struct Summary: Sendable {
+        public var events = 0
+        public var pairs = 0
+        public var rollupRows = 0
+        /// Messages not checked because retention dropped some of their raw events
+        /// (`retired_messages`): their aggregates no longer follow from the raw log.
+        public var retiredMessages = 0
+        public var differences: [Difference] = []
+    }
+
+    struct PairKey: Hashable {
+        let appId: String
+        let messageId: String
+        let deviceId: String
+    }
+
+    struct MessageKey: Hashable, CustomStringConvertible {
+        let appId: String
+        let messageId: String
+        var description: String { "\(appId)/\(messageId)" }
+    }
+
+    let connection: PostgresConnection
+    /// Rows read per round trip from the raw log.
+    var fetchSize = 20_000
+    /// Messages retention has dropped raw events of; read at the start of `run`.
+    private var retired = Set<MessageKey>()
+
+    public init(connection: PostgresConnection) {
+        self.connection = connection
+    }
+
+    /// Runs every check in one repeatable-read snapshot, so that a server writing meanwhile
+    /// cannot make the raw log and the aggregates disagree.
+    public func run() throws -> Summary {
+        var summary = Summary()
+        try connection.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
+        defer { try? connection.execute("ROLLBACK") }
+        var checker = self
+        checker.retired = try retiredMessages()
+        summary.retiredMessages = checker.retired.count
+        try checker.check(&summary)
+        return summary
+    }
+
+    private func check(_ summary: inout Summary) throws {
+        let states = try recomputeStates(&summary)
+        summary.pairs = states.count
+        try compareDeliveries(states, &summary)
+        var expected: [MessageKey: Contribution] = [:]
+        for (pair, state) in states {
+            let message = MessageKey(appId: pair.appId, messageId: pair.messageId)
+            expected[message, default: Contribution()] =
+                expected[message, default: Contribution()]
+                + Rollup.contribution(of: state)
+        }
+        try compareRollups(expected, &summary)
+        try compareUnattributed(&summary)
+        try compareInfluence(&summary)
+        try compareDeviceTotals(&summary)
+    }
+
+    private func retiredMessages() throws -> Set<MessageKey> {
+        var keys = Set<MessageKey>()
+        for row in try connection.query("SELECT app_id, message_id FROM retired_messages") {
+            keys.insert(
+                MessageKey(
+                    appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? ""))
+        }
+        return keys
+    }
+
+    /// Folds every stored push report into its pair, in the order the writers applied them.
+    private func recomputeStates(_ summary: inout Summary) throws -> [PairKey: DeliveryState] {
+        try connection.execute(
+            """
+            DECLARE raw_reports NO SCROLL CURSOR FOR
+            SELECT app_id, COALESCE(attributed_message_id, message_id) AS message_id, device_id, category,
+                   action, app_active, source, event_time, platform, app_version, locale
+            FROM events
+            WHERE outcome NOT IN ('generic', 'unattributed')
+            ORDER BY event_seq
+            """)
+        var states: [PairKey: DeliveryState] = [:]
+        while true {
+            let rows = try connection.query(
+                "FETCH \(unescaped: String(fetchSize)) FROM raw_reports")
+            if rows.count == 0 { break }
+            for row in rows {
+                summary.events += 1
+                var event = ValidEvent(
+                    index: 0, pageId: "push", category: row.string("category") ?? "",
+                    eventTime: row.date("event_time") ?? Date(timeIntervalSince1970: 0))
+                event.action = row.string("action")
+                event.appActive = row.bool("app_active")
+                event.source = row.string("source")
+                event.platform = row.string("platform")
+                event.appVersion = row.string("app_version")
+                event.locale = row.string("locale")
+                guard let report = PushReport(event), let messageId = row.string("message_id"),
+                    let deviceId = row.string("device_id")
+                else { continue }
+                let pair = PairKey(
+                    appId: row.string("app_id") ?? "", messageId: messageId, deviceId: deviceId)
+                if retired.contains(MessageKey(appId: pair.appId, messageId: messageId)) {
+                    continue
+                }
+                states[pair, default: DeliveryState()].apply(report)
+            }
+        }
+        try connection.execute("CLOSE raw_reports")
+        return states
+    }
+
+    private func compareDeliveries(_ expected: [PairKey: DeliveryState], _ summary: inout Summary)
+        throws
+    {
+        let rows = try connection.query(
+            """
+            SELECT app_id, message_id, device_id, first_arrival_at, arrival_reports, foreground, first_click_at,
+                   clicks, dismissed_at, platform, app_version, locale
+            FROM deliveries
+            """)
+        var seen = Set<PairKey>()
+        for row in rows {
+            let pair = PairKey(
+                appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "",
+                deviceId: row.string("device_id") ?? "")
+            if retired.contains(MessageKey(appId: pair.appId, messageId: pair.messageId)) {
+                continue
+            }
+            seen.insert(pair)
+            let stored = IngestBatch.state(from: row, prefix: "")
+            let wanted = expected[pair] ?? DeliveryState()
+            if stored != wanted {
+                summary.differences.append(
+                    Difference(
+                        table: "deliveries",
+                        key: "\(pair.appId)/\(pair.messageId)/\(pair.deviceId)",
+                        expected: Self.describe(wanted), stored: Self.describe(stored)))
+            }
+        }
+        for (pair, state) in expected where !seen.contains(pair) {
+            summary.differences.append(
+                Difference(
+                    table: "deliveries", key: "\(pair.appId)/\(pair.messageId)/\(pair.deviceId)",
+                    expected: Self.describe(state), stored: "no row"))
+        }
+    }
+
+    private func compareRollups(_ expected: [MessageKey: Contribution], _ summary: inout Summary)
+        throws
+    {
+        let columns = RollupDeltas.counterColumns.joined(separator: ", ")
+        // Buckets and dimensions.
+        var storedBuckets: [MessageKey: [RollupKey: RollupCounters]] = [:]
+        for row in try connection.query(
+            "SELECT app_id, message_id, bucket, platform, app_version, locale, \(unescaped: columns) FROM message_rollup_counters"
+        ) {
+            summary.rollupRows += 1
+            let message = MessageKey(
+                appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")
+            let key = RollupKey(
+                bucket: row.date("bucket") ?? Date(timeIntervalSince1970: 0),
+                platform: row.string("platform") ?? "",
+                appVersion: row.string("app_version") ?? "", locale: row.string("locale") ?? "")
+            storedBuckets[message, default: [:]][key] = Self.counters(row)
+        }
+        for message in Set(expected.keys).union(storedBuckets.keys)
+        where !retired.contains(message) {
+            let wanted = expected[message]?.counters ?? [:]
+            let stored = (storedBuckets[message] ?? [:]).filter { !$0.value.isZero }
+            for key in Set(wanted.keys).union(stored.keys) where wanted[key] != stored[key] {
+                summary.differences.append(
+                    Difference(
+                        table: "message_rollups",
+                        key:
+                            "\(message) \(RFC3339.format(key.bucket)) \(key.platform)/\(key.appVersion)/\(key.locale)",
+                        expected: "\(wanted[key] ?? .zero)", stored: "\(stored[key] ?? .zero)"))
+            }
+        }
+        // Totals.
+        var storedTotals: [MessageKey: RollupCounters] = [:]
+        for row in try connection.query(
+            "SELECT app_id, message_id, \(unescaped: columns) FROM message_total_counters")
+        {
+            let message = MessageKey(
+                appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")
+            storedTotals[message] = Self.counters(row)
+        }
+        for message in Set(expected.keys).union(storedTotals.keys)
+        where !retired.contains(message) {
+            let wanted = expected[message]?.counters.values.reduce(RollupCounters.zero, +) ?? .zero
+            let stored = storedTotals[message] ?? .zero
+            if wanted != stored {
+                summary.differences.append(
+                    Difference(
+                        table: "message_totals", key: "\(message)", expected: "\(wanted)",
+                        stored: "\(stored)"))
+            }
+        }
+        // Time to open.
+        var storedLatency: [MessageKey: [Int: Int]] = [:]
+        for row in try connection.query(
+            "SELECT app_id, message_id, bin, pairs FROM message_open_latency_counters")
+        {
+            let message = MessageKey(
+                appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")
+            // Rows to sum: a bin may have a folded row and unfolded ones.
+            if let bin = row.int("bin"), let pairs = row.int("pairs") {
+                storedLatency[message, default: [:]][bin, default: 0] += pairs
+            }
+        }
+        storedLatency = storedLatency.mapValues { $0.filter { $0.value != 0 } }.filter {
+            !$0.value.isEmpty
+        }
+        for message in Set(expected.keys).union(storedLatency.keys)
+        where !retired.contains(message) {
+            let wanted = expected[message]?.latency ?? [:]
+            let stored = storedLatency[message] ?? [:]
+            if wanted != stored {
+                summary.differences.append(
+                    Difference(
+                        table: "message_open_latency", key: "\(message)",
+                        expected: "\(wanted.sorted { $0.key < $1.key })",
+                        stored: "\(stored.sorted { $0.key < $1.key })"))
+            }
+        }
+    }
+
+    private func compareUnattributed(_ summary: inout Summary) throws {
+        let rows = try connection.query(
+            """
+            SELECT coalesce(e.app_id, u.app_id) AS app_id, coalesce(e.day, u.day) AS day,
+                   coalesce(e.category, u.category) AS category, coalesce(e.n, 0) AS expected,
+                   coalesce(u.reports, 0) AS stored
+            FROM (SELECT app_id, day, category, sum(n) AS n
+                  FROM (SELECT app_id, (event_time AT TIME ZONE 'UTC')::date AS day, category,
+                               count(*) AS n
+                        FROM events WHERE outcome = 'unattributed' GROUP BY 1, 2, 3
+                        UNION ALL
+                        -- Reports whose raw events retention dropped still count.
+                        SELECT app_id, day, category, reports FROM retired_unattributed) x
+                  GROUP BY 1, 2, 3) e
+            FULL JOIN unattributed_reports u ON u.app_id = e.app_id AND u.day = e.day AND u.category = e.category
+            WHERE coalesce(e.n, 0) <> coalesce(u.reports, 0)
+            """)
+        for row in rows {
+            summary.differences.append(
+                Difference(
+                    table: "unattributed_reports",
+                    key:
+                        "\(row.string("app_id") ?? "")/\(row.string("day") ?? "")/\(row.string("category") ?? "")",
+                    expected: row.string("expected") ?? "0", stored: row.string("stored") ?? "0"))
+        }
+    }
+
+    static func counters(_ row: PostgresRow) -> RollupCounters {
+        RollupCounters(values: RollupDeltas.counterColumns.map { row.int($0) ?? 0 })
+    }
+
+    static func describe(_ state: DeliveryState) -> String {
+        func time(_ date: Date?) -> String { date.map { RFC3339.format($0) } ?? "-" }
+        return
+            "arrival \(time(state.firstArrivalAt)) ×\(state.arrivalReports)\(state.foreground ? " fg" : "")"
+            + ", click \(time(state.firstClickAt)) ×\(state.clicks), dismissed \(time(state.dismissedAt))"
+            + ", \(state.platform ?? "-")/\(state.appVersion ?? "-")/\(state.locale ?? "-")"
+    }
+}

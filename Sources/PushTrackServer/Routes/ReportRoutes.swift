@@ -1,0 +1,158 @@
+import Foundation
+import HTTPServer
+import PostgresClient
+import PushTrackCore
+
+/// The report API (read or admin token) and the sender's registry (admin token):
+///
+/// - `GET /api/v1/reports/campaigns?from=&to=&appId=`
+/// - `GET /api/v1/reports/notice-types?from=&to=&appId=&tz=`
+/// - `GET /api/v1/reports/campaigns/{campaignId}?appId=&from=&to=&tz=`
+/// - `GET /api/v1/reports/campaigns/{campaignId}/timeseries?bucket=hour|day&tz=&from=&to=&appId=`
+/// - `POST /api/v1/campaigns/{campaignId}/sends`
+/// - `PUT /api/v1/campaigns/{campaignId}`
+/// - `GET /api/v1/reports/audience?appId=&environment=&from=&to=`
+/// - `GET /api/v1/reports/campaigns/{campaignId}/audience?appId=&environment=&from=&to=`
+///
+/// Handlers check the token, then run their statements on the database pool and answer from
+/// there: nothing blocks an HTTP thread. They throw; ``Answers`` answers what they throw.
+struct ReportRoutes: Sendable {
+    let auth: BearerAuth
+    let answers: Answers
+    let maxBodyBytes: Int
+
+    func register(on router: inout Router) {
+        router.add("GET", "/api/v1/reports/campaigns") { request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let window = try Self.window(request)
+                let list = try ReportStore(connection).campaignList(
+                    window: window, requested: request.query["appId"], scope: grant.appId)
+                return .json(bytes: try ReportJSON.encode(list))
+            }
+        }
+        router.add("GET", "/api/v1/reports/notice-types") { request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let window = try Self.window(request)
+                let report = try ReportStore(connection).noticeTypes(
+                    window: window, requested: request.query["appId"], scope: grant.appId)
+                return .json(bytes: try ReportJSON.encode(report))
+            }
+        }
+        router.add("GET", "/api/v1/reports/campaigns/{campaignId}") { request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let window = try Self.window(request)
+                let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
+                let report = try store.campaignReport(
+                    appId: appId, campaignId: campaignId, window: window)
+                return .json(bytes: try ReportJSON.encode(report))
+            }
+        }
+        router.add("GET", "/api/v1/reports/campaigns/{campaignId}/timeseries") {
+            request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let series = try TimeSeries.parse(
+                    bucket: request.query["bucket"], tz: request.query["tz"])
+                let window = try ReportWindow.parse(
+                    from: request.query["from"], to: request.query["to"],
+                    timeZone: series.timeZone)
+                let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
+                let result = try store.timeSeries(
+                    appId: appId, campaignId: campaignId, series: series, window: window)
+                return .json(bytes: try ReportJSON.encode(result))
+            }
+        }
+        router.add("GET", "/api/v1/reports/audience") { request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let store = ReportStore(connection)
+                let appId = try store.app(requested: request.query["appId"], scope: grant.appId)
+                return try Self.audience(request, store, appId: appId, campaignId: nil)
+            }
+        }
+        router.add("GET", "/api/v1/reports/campaigns/{campaignId}/audience") {
+            request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
+                return try Self.audience(request, store, appId: appId, campaignId: campaignId)
+            }
+        }
+        router.add("POST", "/api/v1/campaigns/{campaignId}/sends") { request, responder in
+            let parsed = body(of: request)
+            serve(request, responder, role: .admin) { grant, connection in
+                let campaignId = try Self.campaignId(request)
+                let send = try SendRequest.decode(try parsed.get())
+                let appId = try ReportStore(connection).app(
+                    requested: send.appId, scope: grant.appId)
+                let stored = try CampaignRegistry.registerSend(
+                    send, campaignId: campaignId, appId: appId, on: connection)
+                return .json(status: 201, bytes: try ReportJSON.encode(stored))
+            }
+        }
+        router.add("PUT", "/api/v1/campaigns/{campaignId}") { request, responder in
+            let parsed = body(of: request)
+            serve(request, responder, role: .admin) { grant, connection in
+                let campaignId = try Self.campaignId(request)
+                let settings = try CampaignSettings.decode(try parsed.get())
+                let appId = try ReportStore(connection).app(
+                    requested: settings.appId, scope: grant.appId)
+                let (campaign, created) = try CampaignRegistry.updateCampaign(
+                    settings, campaignId: campaignId, appId: appId, on: connection)
+                return .json(status: created ? 201 : 200, bytes: try ReportJSON.encode(campaign))
+            }
+        }
+    }
+
+    /// Authorizes, then runs `work` on a database thread and answers with its response or the
+    /// error it throws.
+    private func serve(
+        _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole,
+        _ work: @escaping @Sendable (TokenGrant, PostgresConnection) throws -> HTTPResponse
+    ) {
+        auth.authorize(request, responder, role: role) { [answers] grant in
+            answers.onPool(request, responder) { connection in try work(grant, connection) }
+        }
+    }
+
+    /// The request body as JSON, read on the HTTP thread; its error is thrown by the work, after
+    /// the token and the path are checked.
+    private func body(of request: HTTPRequest) -> Result<JSONValue, APIError> {
+        Result { () throws(APIError) in
+            try RequestBody.checkHeaders(request)
+            return try RequestBody.json(of: request, maxBodyBytes: maxBodyBytes)
+        }
+    }
+
+    /// The store, app and id of the campaign a report route names, as the token may see it.
+    private static func campaign(
+        _ request: HTTPRequest, _ grant: TokenGrant, _ connection: PostgresConnection
+    ) throws -> (store: ReportStore, appId: String, campaignId: String) {
+        let store = ReportStore(connection)
+        let campaignId = request.pathParameters["campaignId"] ?? ""
+        let appId = try store.appHolding(
+            campaignId: campaignId, requested: request.query["appId"], scope: grant.appId)
+        return (store, appId, campaignId)
+    }
+
+    /// The audience funnel as the request's `environment`, `from` and `to` ask.
+    private static func audience(
+        _ request: HTTPRequest, _ store: ReportStore, appId: String, campaignId: String?
+    ) throws -> HTTPResponse {
+        let environment = try ReportStore.environment(request.query["environment"])
+        let window = try ReportWindow.parse(
+            from: request.query["from"], to: request.query["to"], timeZone: .gmt)
+        let report = try store.audience(
+            appId: appId, campaignId: campaignId, environment: environment, window: window)
+        return .json(bytes: try ReportJSON.encode(report))
+    }
+
+    /// The request's `from`/`to`, dates read in its `tz` (default UTC).
+    private static func window(_ request: HTTPRequest) throws(ReportInputError) -> ReportWindow {
+        let zone = try ReportWindow.timeZone(request.query["tz"])
+        return try ReportWindow.parse(
+            from: request.query["from"], to: request.query["to"], timeZone: zone)
+    }
+
+    /// The `{campaignId}` of a registry route, held to the rules of an event's `campaignId`.
+    private static func campaignId(_ request: HTTPRequest) throws(FieldErrors) -> String {
+        try SendRequest.campaignId(request.pathParameters["campaignId"] ?? "")
+    }
+}

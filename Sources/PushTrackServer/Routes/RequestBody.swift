@@ -1,0 +1,67 @@
+import HTTPServer
+import PushTrackCore
+
+/// The one reading of a JSON request body, for every route that takes one (events, device
+/// tokens, sends, campaigns): its content headers, gzip, the size limit, emptiness, then JSON.
+///
+/// ```swift
+/// try RequestBody.checkHeaders(request)  // 415, before anything is looked up
+/// let body = try RequestBody.json(of: request, maxBodyBytes: limit)  // 400, 413
+/// ```
+enum RequestBody {
+    /// 415 for a content type or encoding we do not read (DESIGN.md section 2, "The clients as
+    /// they are in the field"). Read as JSON: `application/json` and `application/*+json` with
+    /// any parameters (a `charset` other than UTF-8 included: JSON is UTF-8, and bytes that are
+    /// not fail as `invalid_json`), `text/plain` (what `navigator.sendBeacon` and many legacy
+    /// clients send), and no Content-Type at all (or an empty one), as older clients omit it.
+    /// Encodings read: gzip (`x-gzip`), `identity`, none.
+    static func checkHeaders(_ request: HTTPRequest) throws(APIError) {
+        if let type = request.headers["content-type"] {
+            let media = HTTPHeaders.trimmed(String(type.split(separator: ";").first ?? ""))
+                .lowercased()
+            if !(media.isEmpty || media == "application/json" || media == "text/plain"
+                || (media.hasPrefix("application/") && media.hasSuffix("+json")))
+            {
+                throw .unsupportedMediaType(type)
+            }
+        }
+        if let encoding = request.headers["content-encoding"] {
+            if !["gzip", "x-gzip", "identity", ""].contains(normalized(encoding)) {
+                throw .unsupportedEncoding(encoding)
+            }
+        }
+    }
+
+    /// The body's bytes, inflated when gzip and never beyond `maxBodyBytes`: 400 `empty_body`
+    /// (nothing, or a gzip stream of nothing), 400 `invalid_gzip`, 413 `payload_too_large`.
+    /// The headers are ``checkHeaders(_:)``'s to refuse.
+    static func bytes(of request: HTTPRequest, maxBodyBytes: Int) throws(APIError) -> [UInt8] {
+        let encoding = request.headers["content-encoding"].map(normalized) ?? ""
+        var bytes = request.body
+        if encoding == "gzip" || encoding == "x-gzip" {
+            do {
+                bytes = try Gzip.decompress(request.body, limit: maxBodyBytes)
+            } catch .tooLarge {
+                throw .tooLarge("the body inflates past \(maxBodyBytes) bytes")
+            } catch {
+                throw .badRequest("invalid_gzip", "the body is not a valid gzip stream: \(error)")
+            }
+        }
+        guard !bytes.isEmpty else { throw .emptyBody() }
+        return bytes
+    }
+
+    /// ``bytes(of:maxBodyBytes:)`` parsed as JSON: 400 `invalid_json` besides its errors.
+    static func json(of request: HTTPRequest, maxBodyBytes: Int) throws(APIError) -> JSONValue {
+        let bytes = try bytes(of: request, maxBodyBytes: maxBodyBytes)
+        do {
+            return try JSONParser.parse(bytes)
+        } catch {
+            throw .invalidJSON(error.description)
+        }
+    }
+
+    private static func normalized(_ encoding: String) -> String {
+        HTTPHeaders.trimmed(encoding).lowercased()
+    }
+}
