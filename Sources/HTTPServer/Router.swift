@@ -109,18 +109,6 @@ public struct Router: Sendable {
             admission: nil)
     }
 
-    /// Resolves `request` and runs its handler, or answers with the 404/405 error.
-    public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
-        switch resolve(method: request.method, path: request.path) {
-        case .matched(let handler, let parameters):
-            var request = request
-            request.pathParameters = parameters
-            handler(request, responder)
-        case .rejected(let response):
-            responder.respond(response)
-        }
-    }
-
     private static func parse(_ pattern: String) -> [Segment] {
         pattern.split(separator: "/", omittingEmptySubsequences: true).map { part in
             if part.hasPrefix("{") && part.hasSuffix("}") && part.count > 2 {
