@@ -1,6 +1,5 @@
 import Foundation
 import HTTPClient
-import PushTrackTesting
 import Synchronization
 import Testing
 
@@ -84,7 +83,7 @@ import Testing
             $0.connectionTimeoutSeconds = 10
         }
         defer { server.shutdown(grace: .zero) }
-        let kept = try TestHTTPConnection(port: server.port)
+        let kept = try HTTPClientConnection(port: server.port)
         defer { kept.close() }
         #expect(try kept.send("GET", "/hello").text == "hi")
 
@@ -175,7 +174,7 @@ import Testing
                 observer: { request in seen.withLock { $0.append(request.clientAddress) } })
             try server.start()
             defer { server.shutdown(grace: .zero) }
-            let response = try TestHTTP.request(
+            let response = try RawHTTP.request(
                 port: server.port, "GET", "/who",
                 headers: [("X-Forwarded-For", "198.51.100.4")])
             #expect(response.text == (trusted.isEmpty ? "127.0.0.1" : "198.51.100.4"))

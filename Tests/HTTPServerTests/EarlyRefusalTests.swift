@@ -1,6 +1,6 @@
 import Foundation
+import HTTPClient
 import HTTPServer
-import PushTrackTesting
 import Testing
 
 /// Refusals decided before the body is read, as clients that write the whole body before
@@ -45,10 +45,10 @@ import Testing
     func wholeBodyWrittenFirstOverTheLimitReads413JSON(length: Int) throws {
         let server = try startServer(Self.router()) { $0.maxBodyBytes = 1024 }
         defer { server.shutdown(grace: .zero) }
-        let exchange = try TestHTTP.exchange(
+        let exchange = try RawHTTP.exchange(
             port: server.port, bytes: Self.post("/echo", length: length),
             readTimeout: .seconds(10))
-        let response = try TestHTTP.parse(exchange.bytes)
+        let response = try RawHTTP.parse(exchange.bytes)
         #expect(response.status == 413)
         #expect(response.headers["connection"] == "close")
         #expect(response.text == Self.tooLarge1024)
@@ -64,8 +64,8 @@ import Testing
         let request =
             "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk
             + chunk + chunk + "0\r\n\r\n"
-        let exchange = try TestHTTP.exchange(port: server.port, bytes: Array(request.utf8))
-        let response = try TestHTTP.parse(exchange.bytes)
+        let exchange = try RawHTTP.exchange(port: server.port, bytes: Array(request.utf8))
+        let response = try RawHTTP.parse(exchange.bytes)
         #expect(response.status == 413)
         #expect(response.headers["connection"] == "close")
         #expect(response.text == Self.tooLarge1024)
@@ -84,10 +84,10 @@ import Testing
             "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk
             + chunk + chunk
         let started = ContinuousClock.now
-        let exchange = try TestHTTP.exchange(
+        let exchange = try RawHTTP.exchange(
             port: server.port, bytes: Array(request.utf8), readTimeout: .seconds(4))
         #expect(ContinuousClock.now - started < .seconds(2))
-        let response = try TestHTTP.parse(exchange.bytes)
+        let response = try RawHTTP.parse(exchange.bytes)
         #expect(response.status == 413)
         #expect(response.headers["connection"] == "close")
         #expect(response.headers["x-request-id"]?.isEmpty == false)
@@ -105,16 +105,16 @@ import Testing
         // Only the header block: the server does not wait for a body it would not read.
         let head = Array(Self.post("/echo", length: 4097).dropLast(4097))
         let started = ContinuousClock.now
-        let exchange = try TestHTTP.exchange(port: server.port, bytes: head)
+        let exchange = try RawHTTP.exchange(port: server.port, bytes: head)
         #expect(ContinuousClock.now - started < .seconds(2))
-        #expect(try TestHTTP.parse(exchange.bytes).status == 413)
+        #expect(try RawHTTP.parse(exchange.bytes).status == 413)
         #expect(exchange.closedByServer)
     }
 
     @Test func admissionRefusalIsReadAfterTheWholeBodyAndKeepsTheConnection() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let connection = try TestHTTPConnection(port: server.port)
+        let connection = try HTTPClientConnection(port: server.port)
         defer { connection.close() }
         let body = [UInt8](repeating: UInt8(ascii: "b"), count: 200_000)
         let refused = try connection.send("POST", "/keyed", body: body)
@@ -135,9 +135,9 @@ import Testing
         let head =
             "POST /keyed HTTP/1.1\r\nHost: t\r\nContent-Length: 5000\r\nExpect: 100-continue\r\n\r\n"
         let started = ContinuousClock.now
-        let exchange = try TestHTTP.exchange(port: server.port, bytes: Array(head.utf8))
+        let exchange = try RawHTTP.exchange(port: server.port, bytes: Array(head.utf8))
         #expect(ContinuousClock.now - started < .seconds(2))
-        let response = try TestHTTP.parse(exchange.bytes)
+        let response = try RawHTTP.parse(exchange.bytes)
         #expect(response.status == 401)
         #expect(response.text == Self.missingKey)
         #expect(exchange.closedByServer)
@@ -157,7 +157,7 @@ import Testing
         ) { _, responder in responder.respond(HTTPResponse(status: 200)) }
         let server = try startServer(router)
         defer { server.shutdown(grace: .zero) }
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "POST", "/apps/a1?q=v", headers: [("X-A", "1")],
             body: Array("xyz".utf8))
         #expect(response.status == 415)
@@ -222,7 +222,7 @@ import Testing
         #expect(output == "413" || output == "000")
         #expect(eventually { server.inFlight == 0 })
         // The server goes on serving.
-        let small = try TestHTTP.request(
+        let small = try RawHTTP.request(
             port: server.port, "POST", "/echo", body: Array("ok".utf8))
         #expect(small.text == "2")
     }
