@@ -72,7 +72,8 @@ let package = Package(
             dependencies: ["SimulatorEngine", "PushTrackTesting", "HTTPClient"]),
         .testTarget(
             name: "PostgresClientTests", dependencies: ["PostgresClient", "PushTrackTesting"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient"]),
+        .testTarget(
+            name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "Lifecycle"]),
         .testTarget(
             name: "PushTrackClientTests",
             // HTTPServer for its zlib inflater: the client's own gzip is checked against it.

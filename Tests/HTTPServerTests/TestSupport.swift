@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Lifecycle
 import Synchronization
 import Testing
 
@@ -33,8 +34,7 @@ final class Background<Value: Sendable>: Sendable {
     }
 
     func wait(timeout: Duration = .seconds(30)) throws -> Value {
-        let seconds = Double(timeout.components.seconds)
-        guard done.wait(timeout: .now() + seconds) == .success else {
+        guard done.wait(timeout: .now() + timeout.inSeconds) == .success else {
             throw BackgroundTimeout()
         }
         done.signal()  // later waits return at once
@@ -52,12 +52,6 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Boo
         Thread.sleep(forTimeInterval: 0.005)
     }
     return true
-}
-
-extension Duration {
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
 }
 
 /// Runs `executable` with `arguments` and returns what it wrote to standard output.
