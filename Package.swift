@@ -32,7 +32,7 @@ let package = Package(
         // PostgreSQL over libpq.
         .target(name: "PostgresClient", dependencies: ["CLibPQ", "Lifecycle"]),
         // HTTP/1.1 over libmicrohttpd, and gzip bodies over zlib.
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib", "Lifecycle"]),
         // The application: configuration, migrations, ingestion, auth, routes.
         // The dashboard's pages, SVG charts, forms and cookie: rendering only, no I/O.
         .target(name: "Dashboard", dependencies: ["PushTrackCore"]),

@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 import Synchronization
 
 /// Closes the connections whose header block is not complete in time: the collector's answer to
@@ -37,10 +38,8 @@ final class HeaderDeadlines: Sendable {
     /// Every open connection; a connection is removed before libmicrohttpd closes its socket, so
     /// a socket shut down under this lock is never one reused by another connection.
     private let open = Mutex<[ObjectIdentifier: Connection]>([:])
-    private let started = Atomic<Bool>(false)
-    private let stopped = Atomic<Bool>(false)
-    private let wake = DispatchSemaphore(value: 0)
-    private let finished = DispatchSemaphore(value: 0)
+    /// The sweeper.
+    private let sweeper = ServiceThreads(name: "pushtrack-header-deadlines")
     /// Counts the connections closed for being late.
     private let onTimeout: @Sendable (Int) -> Void
 
@@ -113,29 +112,17 @@ final class HeaderDeadlines: Sendable {
         return closed
     }
 
-    /// Starts the sweeper thread: a sweep every `interval` until `stop()`.
+    /// Starts the sweeper thread: a sweep every `interval` until `stop()`; a second call does
+    /// nothing.
     func start(interval: Duration = .milliseconds(250)) {
-        guard !started.exchange(true, ordering: .relaxed) else { return }
-        let seconds =
-            Double(interval.components.seconds)
-            + Double(interval.components.attoseconds) / 1e18
-        let thread = Thread { [self] in
-            while !stopped.load(ordering: .relaxed) {
-                _ = wake.wait(timeout: .now() + seconds)
-                if stopped.load(ordering: .relaxed) { break }
-                sweep()
-            }
-            finished.signal()
+        sweeper.start { [self] service, _ in
+            while service.sleep(for: interval) { sweep() }
         }
-        thread.name = "pushtrack-header-deadlines"
-        thread.start()
     }
 
     /// Stops the sweeper thread and waits for it; a second call does nothing.
     func stop() {
-        guard !stopped.exchange(true, ordering: .relaxed) else { return }
-        guard started.load(ordering: .relaxed) else { return }
-        wake.signal()
-        finished.wait()
+        sweeper.stop()
+        sweeper.join()
     }
 }
