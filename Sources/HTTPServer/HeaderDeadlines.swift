@@ -44,7 +44,8 @@ final class HeaderDeadlines: Sendable {
     private let onTimeout: @Sendable (Int) -> Void
 
     /// `timeout` and `idleAllowance` in seconds; `onTimeout` hears how many connections each
-    /// sweep closed (when any).
+    /// sweep closes (when any), under the table's lock and before they are shut down, so it
+    /// must be quick (a counter).
     init(timeout: Int, idleAllowance: Int, onTimeout: @escaping @Sendable (Int) -> Void) {
         self.timeout = UInt64(timeout) * 1_000_000_000
         self.idleAllowance = UInt64(idleAllowance) * 1_000_000_000
@@ -89,11 +90,12 @@ final class HeaderDeadlines: Sendable {
     var count: Int { open.withLock { $0.count } }
 
     /// Shuts down the socket of every connection whose header block is overdue at `now`;
-    /// returns how many.
+    /// returns how many. They are counted before any is shut down, so a client that sees its
+    /// connection end finds it already counted.
     @discardableResult
     func sweep(now: UInt64 = now()) -> Int {
-        let closed = open.withLock { open -> Int in
-            var closed = 0
+        open.withLock { open -> Int in
+            var late: [Int32] = []
             for connection in open.values {
                 let due = connection.deadline.load(ordering: .relaxed)
                 guard due != 0, due < now else { continue }
@@ -103,13 +105,13 @@ final class HeaderDeadlines: Sendable {
                         expected: due, desired: 0, ordering: .relaxed
                     ).exchanged
                 else { continue }
-                Glibc.shutdown(connection.socket, Int32(SHUT_RDWR))
-                closed += 1
+                late.append(connection.socket)
             }
-            return closed
+            guard !late.isEmpty else { return 0 }
+            onTimeout(late.count)
+            for socket in late { Glibc.shutdown(socket, Int32(SHUT_RDWR)) }
+            return late.count
         }
-        if closed > 0 { onTimeout(closed) }
-        return closed
     }
 
     /// Starts the sweeper thread: a sweep every `interval` until `stop()`; a second call does

@@ -192,7 +192,17 @@ struct CLITests {
             answer.withLock { $0 = response?.status ?? -1 }
         }
         request.start()
-        Thread.sleep(forTimeInterval: 0.5)
+        // SIGTERM only once the writer waits for the lock: the request is then in flight.
+        let waiting = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < waiting,
+            try db.query(
+                """
+                SELECT count(*) AS n FROM pg_locks
+                WHERE relation = 'report_keys'::regclass AND NOT granted
+                """)[0].int("n") == 0
+        {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         kill(process.processIdentifier, SIGTERM)
         Thread.sleep(forTimeInterval: 0.3)
         #expect(answer.withLock { $0 } == nil)
