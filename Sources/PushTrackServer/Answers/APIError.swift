@@ -135,11 +135,14 @@ struct APIError: Error, Sendable {
                 "the commit did not return within \(IngestWriter.text(seconds)) s; the events may or may not be stored: retry after \(retryAfter) s (stored ones are answered as duplicates)",
             retryAfter: retryAfter)
     }
+
+    /// 503 `shutting_down`, in the words of the HTTP layer's own refusal
+    /// (``HTTPResponse/shuttingDown(retryAfter:)``): a client sees one answer whichever layer
+    /// refused it.
     static func shuttingDown() -> APIError {
         APIError(
-            status: 503, error: "shutting_down",
-            message: "the server is stopping; retry on another instance",
-            retryAfter: 1)
+            status: 503, error: HTTPResponse.shuttingDownError,
+            message: HTTPResponse.shuttingDownMessage, retryAfter: 1)
     }
     /// `GET /readyz` while the writers cannot reach the database: the reason is the answer.
     static func notReady(reason: String) -> APIError {
