@@ -34,6 +34,10 @@ public final class PostgresConnection {
     private(set) var needsReset = false
     /// Server-side prepared statements of this session, by SQL text.
     private var preparedStatements: [String: String] = [:]
+    /// Statements this connection has sent: each `query`, prepared execution, `execute` (one
+    /// simple-query message, whatever it holds) and `COPY`; a statement's preparation is part of
+    /// its first execution. Tests count what an operation costs in round trips with it.
+    public private(set) var statementsSent = 0
 
     /// Connects, blocking for at most `connect_timeout` (3 s by default) per address tried.
     ///
@@ -93,6 +97,7 @@ public final class PostgresConnection {
     /// (`\(ids)::text[]`, `\(at)::timestamptz`). The whole result is copied into Swift. Only one
     /// statement is allowed; use `execute` for scripts.
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        statementsSent += 1
         let texts = try Self.checked(query.bindings)
         let sent = withCStringArray(texts) { values in
             PQsendQueryParams(handle, query.sql, Int32(values.count), nil, values, nil, nil, 0)
@@ -105,6 +110,7 @@ public final class PostgresConnection {
     /// a hot path runs again and again (the ingestion writer's); only `SELECT`, `INSERT`,
     /// `UPDATE`, `DELETE` and `WITH` statements can be prepared.
     public func queryPrepared(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        statementsSent += 1
         let texts = try Self.checked(query.bindings)
         let name: String
         if let existing = preparedStatements[query.sql] {
@@ -146,6 +152,7 @@ public final class PostgresConnection {
     /// Runs SQL over the simple-query protocol: no parameters, but several statements separated
     /// by semicolons are allowed (migrations). Execution stops at the first failing statement.
     public func execute(_ sql: String) throws(PostgresError) {
+        statementsSent += 1
         _ = try results(sent: PQsendQuery(handle, sql) == 1, operation: .query)
     }
 
@@ -186,6 +193,7 @@ public final class PostgresConnection {
     /// escaped here (backslash, tab, newline, carriage return); nil is `\N`. Data goes out in
     /// chunks of about 64 KiB, so memory stays flat however many rows there are.
     public func copyIn(_ sql: String, rows: [[String?]]) throws(PostgresError) -> Int {
+        statementsSent += 1
         guard PQsendQuery(handle, sql) == 1 else { throw failure(.copy) }
         let start = PQgetResult(handle)
         guard let start, PQresultStatus(start) == PGRES_COPY_IN else {

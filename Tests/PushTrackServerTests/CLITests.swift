@@ -103,7 +103,7 @@ struct CLITests {
                 }
             }
         }
-        #expect(synopses.count == 12)
+        #expect(synopses.count == 15)
         for synopsis in synopses {
             // A short synopsis shares its line with the sentence.
             #expect(

@@ -12,6 +12,7 @@ import PushTrackCore
 /// - `PUT /api/v1/campaigns/{campaignId}`
 /// - `GET /api/v1/reports/audience?appId=&environment=&from=&to=`
 /// - `GET /api/v1/reports/campaigns/{campaignId}/audience?appId=&environment=&from=&to=`
+/// - `GET /api/v1/reports/health?appId=&days=`
 ///
 /// Handlers check the token, then run their statements on the database pool and answer from
 /// there: nothing blocks an HTTP thread. They throw; ``Answers`` answers what they throw.
@@ -71,6 +72,16 @@ struct ReportRoutes: Sendable {
                 return try Self.audience(request, store, appId: appId, campaignId: campaignId)
             }
         }
+        router.add("GET", "/api/v1/reports/health") { request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let days = try HealthReport.days(request.query["days"])
+                let store = ReportStore(connection)
+                let appId = try store.audienceApp(
+                    requested: request.query["appId"], scope: grant.appId)
+                let report = try store.health(appId: appId, days: days)
+                return .json(bytes: try ReportJSON.encode(report))
+            }
+        }
         router.add("POST", "/api/v1/campaigns/{campaignId}/sends") { request, responder in
             let parsed = body(of: request)
             serve(request, responder, role: .admin) { grant, connection in
@@ -103,18 +114,13 @@ struct ReportRoutes: Sendable {
         _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole,
         _ work: @escaping @Sendable (TokenGrant, PostgresConnection) throws -> HTTPResponse
     ) {
-        auth.authorize(request, responder, role: role) { [answers] grant in
-            answers.onPool(request, responder) { connection in try work(grant, connection) }
-        }
+        auth.serve(request, responder, role: role, work)
     }
 
     /// The request body as JSON, read on the HTTP thread; its error is thrown by the work, after
     /// the token and the path are checked.
     private func body(of request: HTTPRequest) -> Result<JSONValue, APIError> {
-        Result { () throws(APIError) in
-            try RequestBody.checkHeaders(request)
-            return try RequestBody.json(of: request, maxBodyBytes: maxBodyBytes)
-        }
+        RequestBody.parsed(request, maxBodyBytes: maxBodyBytes)
     }
 
     /// The store, app and id of the campaign a report route names, as the token may see it.

@@ -18,6 +18,7 @@ public final class PushTrackService: Sendable {
     private let http: HTTPServer
     private let maintenance = ServiceThreads(name: "pushtrack-maintenance")
     private let compactor: ReportCompactor
+    let healthAlerts: HealthAlertMonitor
 
     /// Creates the service; `log` defaults to standard error at the configured level.
     public init(configuration: ServerConfiguration, log: Logger? = nil) {
@@ -35,6 +36,7 @@ public final class PushTrackService: Sendable {
             metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, metrics: metrics, log: log)
+        healthAlerts = HealthAlertMonitor(pool: pool, metrics: metrics, log: log)
         let answers = Answers(
             pool: pool, log: log, retryAfterSeconds: configuration.retryAfterSeconds)
         var router = Router()
@@ -53,6 +55,8 @@ public final class PushTrackService: Sendable {
             metrics: metrics, writer: writer, token: configuration.metricsToken)
         metricsRoute.register(on: &router)
         ReportRoutes(auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes)
+            .register(on: &router)
+        DeviceAdminRoutes(auth: bearer, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: &router)
         DashboardRoutes(
             auth: bearer, answers: answers, ttlSeconds: configuration.writeKeyCacheSeconds,
@@ -83,6 +87,7 @@ public final class PushTrackService: Sendable {
         try http.start()
         scheduleMaintenance()
         compactor.start()
+        healthAlerts.start()
         log.always("serving", ["port": String(http.port), "pid": String(getpid())])
     }
 
@@ -92,12 +97,14 @@ public final class PushTrackService: Sendable {
         log.info("shutting down", ["in_flight": String(http.inFlight)])
         maintenance.stop()
         compactor.stop()
+        healthAlerts.stop()
         http.shutdown(grace: grace)
         writer.shutdown(timeout: grace)
         pool.shutdown()
         // The compactor's run in progress ended with the pool; a maintenance run has its own
         // connection and is given the grace time.
         compactor.join()
+        healthAlerts.join()
         maintenance.join(timeout: grace)
         log.info("stopped")
     }
