@@ -54,7 +54,9 @@ public struct CampaignSummary: Sendable, Equatable, Encodable {
     public var appId: String
     public var campaignId: String
     public var name: String?
-    public var noticeType: String?
+    /// As it was given (`PUT /api/v1/campaigns/{campaignId}`): encoded with its
+    /// `noticeTypeName` beside it.
+    public var noticeType: NoticeType?
     /// The earliest first send of its messages; `nil` while none was registered.
     public var firstSentAt: Date?
     /// How many messages it has.
@@ -62,7 +64,8 @@ public struct CampaignSummary: Sendable, Equatable, Encodable {
     public var metrics: ReportMetrics
 
     public init(
-        appId: String, campaignId: String, name: String?, noticeType: String?, firstSentAt: Date?,
+        appId: String, campaignId: String, name: String?, noticeType: NoticeType?,
+        firstSentAt: Date?,
         messageCount: Int, metrics: ReportMetrics
     ) {
         self.appId = appId
@@ -75,7 +78,7 @@ public struct CampaignSummary: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case appId, campaignId, name, noticeType, firstSentAt, messageCount
+        case appId, campaignId, name, noticeType, noticeTypeName, firstSentAt, messageCount
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -84,6 +87,7 @@ public struct CampaignSummary: Sendable, Equatable, Encodable {
         try container.encode(campaignId, forKey: .campaignId)
         try container.encode(name, forKey: .name)
         try container.encode(noticeType, forKey: .noticeType)
+        try container.encode(noticeType?.name, forKey: .noticeTypeName)
         try container.encode(firstSentAt.map { RFC3339.format($0) }, forKey: .firstSentAt)
         try container.encode(messageCount, forKey: .messageCount)
         try metrics.encode(to: encoder)

@@ -52,7 +52,7 @@ extension CLI {
             throw UsageError(error.summary)
         }
         let connection = try connect(environment)
-        let appId = try ReportStore(connection).audienceApp(
+        let appId = try ReportStore(connection).app(
             requested: options.value("--app"), scope: nil)
         if subcommand == "export" {
             if let format = options.value("--format"), format != "json" {
@@ -95,7 +95,7 @@ extension CLI {
                 appId: appId, campaignId: campaignId, environment: deviceEnvironment,
                 window: window)
         } else {
-            let appId = try store.audienceApp(requested: app, scope: nil)
+            let appId = try store.app(requested: app, scope: nil)
             report = try store.audience(
                 appId: appId, campaignId: nil, environment: deviceEnvironment, window: window)
         }

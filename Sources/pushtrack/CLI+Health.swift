@@ -16,7 +16,7 @@ extension CLI {
             throw UsageError("--\(error.message)")
         }
         let store = ReportStore(try connect(environment))
-        let appId = try store.audienceApp(requested: options.value("--app"), scope: nil)
+        let appId = try store.app(requested: options.value("--app"), scope: nil)
         let report = try store.health(appId: appId, days: days)
         try write(report, format) { renderHealth(report, days: days, csv: $0) }
     }

@@ -142,7 +142,7 @@ struct DashboardRoutes: Sendable {
         let appId =
             try campaignId.map {
                 try store.appHolding(campaignId: $0, requested: requested, scope: grant.appId)
-            } ?? store.audienceApp(requested: requested, scope: grant.appId)
+            } ?? store.app(requested: requested, scope: grant.appId)
         let report = try store.audience(
             appId: appId, campaignId: campaignId, environment: environment,
             window: ReportWindow())

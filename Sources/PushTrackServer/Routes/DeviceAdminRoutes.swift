@@ -12,7 +12,7 @@ import PushTrackCore
 ///   (``DeviceExport``);
 /// - `DELETE /api/v1/devices/{deviceId}?appId=` — erases it (``DeviceErasure``).
 ///
-/// The app is picked as for the sends registry (``ReportStore/audienceApp(requested:scope:)``):
+/// The app is picked as for the sends registry (``ReportStore/app(requested:scope:)``):
 /// the token's, or `appId` (the body's or the query's), or the only app there is. Write keys and
 /// `read` tokens are refused (403), a missing token is 401.
 struct DeviceAdminRoutes: Sendable {
@@ -25,7 +25,7 @@ struct DeviceAdminRoutes: Sendable {
             auth.serve(request, responder, role: .admin) { grant, connection in
                 let invalidation = try InvalidationRequest.decode(
                     try parsed.get(), now: request.receivedAt)
-                let appId = try ReportStore(connection).audienceApp(
+                let appId = try ReportStore(connection).app(
                     requested: invalidation.appId, scope: grant.appId)
                 let result = try DeviceStore.invalidate(
                     invalidation, appId: appId, on: connection)
@@ -55,7 +55,7 @@ struct DeviceAdminRoutes: Sendable {
         _ request: HTTPRequest, _ grant: TokenGrant, _ connection: PostgresConnection
     ) throws -> (appId: String, deviceId: String) {
         let deviceId = try DeviceId.parse(request.pathParameters["deviceId"] ?? "")
-        let appId = try ReportStore(connection).audienceApp(
+        let appId = try ReportStore(connection).app(
             requested: request.query["appId"], scope: grant.appId)
         return (appId, deviceId)
     }
