@@ -13,11 +13,14 @@ public struct CampaignListPage: Sendable {
     /// The range as the reader typed it, kept in the form and in the links.
     public var from: String?
     public var to: String?
+    /// The delivery-health alerts shown above the list; `nil` shows none.
+    public var health: HealthAlertsPanel?
 
     public init(
         list: CampaignList, sort: CampaignSort, zone: TimeZone, zoneName: String,
-        from: String? = nil, to: String? = nil
+        from: String? = nil, to: String? = nil, health: HealthAlertsPanel? = nil
     ) {
+        self.health = health
         self.list = list
         self.sort = sort
         self.zone = zone
@@ -33,6 +36,13 @@ public struct CampaignListPage: Sendable {
 
     /// Whether the list spans several apps, so that each row names its app.
     var showsApps: Bool { Set(list.campaigns.map(\.appId)).count > 1 }
+
+    /// A link to the app's audience page, when the list is of one app.
+    var audienceLink: HTML {
+        guard !showsApps, let app = list.campaigns.first?.appId else { return "" }
+        return
+            " · <a href=\"\(FormEncoding.link("/dashboard/audience", [("appId", app)]))\">audience</a>"
+    }
 
     /// The page's URL with these filters and `sort`.
     func link(_ sort: CampaignSort) -> String {
@@ -116,7 +126,7 @@ public struct CampaignListPage: Sendable {
             <p class="sub">\(String(campaigns.count)) campaign\(campaigns.count == 1 ? "" : "s") · \
             sorted by \(sort.column.title.lowercased()), \
             \(sort.order == .asc ? "lowest first" : "highest first") · \
-            times in \(DisplayFormat.zone(zoneName, zone, at: Date()))</p>\
+            times in \(DisplayFormat.zone(zoneName, zone, at: Date()))\(audienceLink)</p>\
             <form method="get" action="/dashboard" class="filters">\
             <label>First sent from<input type="date" name="from" value="\(from ?? "")"></label>\
             <label>to (inclusive)<input type="date" name="to" value="\(to ?? "")"></label>\
@@ -125,6 +135,7 @@ public struct CampaignListPage: Sendable {
             <label>Order<select name="order">\(orders)</select></label>\
             <button type="submit">Apply</button>\
             <a href="/dashboard">Reset</a></form>\
+            \(health?.render() ?? "")\
             <section class="panel">\(table)</section>
             """
         return Page(title: "Campaigns", content: content, signedIn: true).render()

@@ -49,6 +49,7 @@ public struct CampaignPage: Sendable {
             <span class="id">\(seriesRange)</span></h2>\
             \(timeSeries)</section>\
             <section class="panel"><h2>Messages</h2>\(messages)</section>\
+            <section class="panel"><h2>Failed sends by provider reason</h2>\(failures)</section>\
             <div class="cols three">\(breakdowns)</div>
             """
         return Page(title: title, content: content, signedIn: true).render()
@@ -63,6 +64,33 @@ public struct CampaignPage: Sendable {
         }
         return "\(DisplayFormat.time(first.start, in: zone)) to "
             + "\(DisplayFormat.time(last.start, in: zone)), \(zoneText)"
+    }
+
+    /// The sends' failure reasons: per reason, the campaign's count and each message's.
+    private var failures: HTML {
+        let total = report.summary.metrics.failureReasons ?? [:]
+        guard !total.isEmpty else {
+            return "<p class=\"empty\">No send registered a failure reason.</p>"
+        }
+        let reasons = total.keys.sorted {
+            total[$0]! != total[$1]! ? total[$0]! > total[$1]! : $0 < $1
+        }
+        let rows = reasons.map { reason -> HTML in
+            let byMessage = report.messages.compactMap { message -> String? in
+                guard let count = message.metrics.failureReasons?[reason] else { return nil }
+                return "\(message.messageId): \(DisplayFormat.count(count))"
+            }.joined(separator: ", ")
+            return """
+                <tr data-reason="\(reason)"><td class="name value">\(reason)</td>\
+                \(TableCell.count("failures", total[reason], "Failed"))\
+                \(TableCell.text(byMessage, "By message", wide: true))</tr>
+                """
+        }
+        return """
+            <div class="scroll"><table class="failures stack"><thead><tr><th>Reason</th>\
+            \(TableCell.header("Failed"))\(TableCell.header("By message", numeric: false, wide: true))\
+            </tr></thead><tbody>\(rows)</tbody></table></div>
+            """
     }
 
     private var listLink: String {
@@ -81,6 +109,9 @@ public struct CampaignPage: Sendable {
         parts.append(
             "\(String(summary.messageCount)) message\(summary.messageCount == 1 ? "" : "s")")
         parts.append("times in \(zoneName)")
+        let audience = FormEncoding.link(
+            "/dashboard/audience", [("appId", summary.appId), ("campaign", summary.campaignId)])
+        parts.append("<a href=\"\(audience)\">audience</a>")
         return HTML(
             joining: parts.enumerated().map { $0.offset == 0 ? $0.element : " · \($0.element)" })
     }
@@ -114,13 +145,7 @@ public struct CampaignPage: Sendable {
             ("p50Seconds", .seconds(metrics.timeToOpen?.p50Seconds), "Median time to open"),
             ("p90Seconds", .seconds(metrics.timeToOpen?.p90Seconds), "90th pct. time to open"),
         ]
-        let cards = items.map { item -> HTML in
-            """
-            <div class="kpi" data-field="\(item.field)" data-value="\(item.value.data)">\
-            <b>\(item.value.text)</b><span>\(item.label)</span></div>
-            """
-        }
-        return "<div class=\"kpis\">\(cards)</div>"
+        return KeyFigures.render(items)
     }
 
     private var funnel: HTML {

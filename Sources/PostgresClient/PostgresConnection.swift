@@ -36,6 +36,10 @@ public final class PostgresConnection {
     private var preparedStatements: [String: String] = [:]
     /// What the session may keep (see ``PostgresSessionOptions``).
     public let options: PostgresSessionOptions
+    /// Statements this connection has sent: each `query`, prepared execution, `execute` (one
+    /// simple-query message, whatever it holds) and `COPY`; a statement's preparation is part of
+    /// its first execution. Tests count what an operation costs in round trips with it.
+    public private(set) var statementsSent = 0
 
     /// Connects, blocking for at most `connect_timeout` (3 s by default) per address tried.
     ///
@@ -118,6 +122,7 @@ public final class PostgresConnection {
     /// (`\(ids)::text[]`, `\(at)::timestamptz`). The whole result is copied into Swift. Only one
     /// statement is allowed; use `execute` for scripts.
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        statementsSent += 1
         let texts = try Self.checked(query.bindings)
         let sent = withCStringArray(texts) { values in
             PQsendQueryParams(handle, query.sql, Int32(values.count), nil, values, nil, nil, 0)
@@ -132,6 +137,7 @@ public final class PostgresConnection {
     /// ``PostgresSessionOptions/namedStatements`` (a transaction pooler) it is `query`.
     public func queryPrepared(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         guard options.namedStatements else { return try self.query(query) }
+        statementsSent += 1
         let texts = try Self.checked(query.bindings)
         let name: String
         if let existing = preparedStatements[query.sql] {
@@ -173,6 +179,7 @@ public final class PostgresConnection {
     /// Runs SQL over the simple-query protocol: no parameters, but several statements separated
     /// by semicolons are allowed (migrations). Execution stops at the first failing statement.
     public func execute(_ sql: String) throws(PostgresError) {
+        statementsSent += 1
         _ = try results(sent: PQsendQuery(handle, sql) == 1, operation: .query)
     }
 
@@ -213,6 +220,7 @@ public final class PostgresConnection {
     /// escaped here (backslash, tab, newline, carriage return); nil is `\N`. Data goes out in
     /// chunks of about 64 KiB, so memory stays flat however many rows there are.
     public func copyIn(_ sql: String, rows: [[String?]]) throws(PostgresError) -> Int {
+        statementsSent += 1
         guard PQsendQuery(handle, sql) == 1 else { throw failure(.copy) }
         let start = PQgetResult(handle)
         guard let start, PQresultStatus(start) == PGRES_COPY_IN else {

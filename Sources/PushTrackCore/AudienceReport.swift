@@ -5,7 +5,9 @@ import Foundation
 /// into it) and the permission rate per day.
 ///
 /// The first two steps are the app's tokens (one environment, or both); the others are the
-/// campaign's report fields, or the sums over every campaign of the app.
+/// campaign's report fields, or the sums over every campaign of the app. Beside the registered
+/// tokens: those the providers said are dead (`invalidated`) and the others (`reachable`), and
+/// the invalidations per day and reason.
 public struct AudienceReport: Sendable, Equatable, Encodable {
     public var appId: String
     /// `nil` for the whole app.
@@ -21,12 +23,19 @@ public struct AudienceReport: Sendable, Equatable, Encodable {
     public var opened: Int
     public var influencedOpens: Int
     public var permissionSeries: [PermissionDay]
+    /// Registered tokens invalid now (`POST /api/v1/devices/invalidations`, not uploaded since).
+    public var invalidated: Int
+    /// Tokens invalidated per UTC day of the provider's answer and reason.
+    public var invalidations: [InvalidationDay]
 
     public init(
         appId: String, campaignId: String?, environment: String?, registeredDevices: Int,
         permissionOn: Int, boundDevices: Int, sent: Int, delivered: Int, opened: Int,
-        influencedOpens: Int, permissionSeries: [PermissionDay]
+        influencedOpens: Int, permissionSeries: [PermissionDay], invalidated: Int = 0,
+        invalidations: [InvalidationDay] = []
     ) {
+        self.invalidated = invalidated
+        self.invalidations = invalidations
         self.appId = appId
         self.campaignId = campaignId
         self.environment = environment
@@ -39,6 +48,9 @@ public struct AudienceReport: Sendable, Equatable, Encodable {
         self.influencedOpens = influencedOpens
         self.permissionSeries = permissionSeries
     }
+
+    /// Registered tokens not invalid: what a send can reach.
+    public var reachable: Int { registeredDevices - invalidated }
 
     /// `permissionOn / registeredDevices`.
     public var permissionRate: Double? { ReportMetrics.ratio(permissionOn, registeredDevices) }
@@ -62,7 +74,7 @@ public struct AudienceReport: Sendable, Equatable, Encodable {
     enum CodingKeys: String, CodingKey {
         case appId, campaignId, environment, registeredDevices, permissionOn, boundDevices, sent
         case delivered, opened, influencedOpens, permissionRate, deliveryRate, openRate
-        case permissionSeries
+        case permissionSeries, invalidated, reachable, invalidations
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -81,6 +93,23 @@ public struct AudienceReport: Sendable, Equatable, Encodable {
         try container.encode(deliveryRate, forKey: .deliveryRate)
         try container.encode(openRate, forKey: .openRate)
         try container.encode(permissionSeries, forKey: .permissionSeries)
+        try container.encode(invalidated, forKey: .invalidated)
+        try container.encode(reachable, forKey: .reachable)
+        try container.encode(invalidations, forKey: .invalidations)
+    }
+}
+
+/// Tokens invalidated on one UTC day (of the provider's `at`) for one reason.
+public struct InvalidationDay: Sendable, Equatable, Encodable {
+    /// `YYYY-MM-DD` (UTC).
+    public var day: String
+    public var reason: String
+    public var tokens: Int
+
+    public init(day: String, reason: String, tokens: Int) {
+        self.day = day
+        self.reason = reason
+        self.tokens = tokens
     }
 }
 

@@ -28,7 +28,8 @@ public struct CampaignReport: Sendable, Equatable, Encodable {
     public static func combine(_ messages: [(metrics: ReportMetrics, latency: [Int: Int])])
         -> ReportMetrics
     {
-        var total = ReportMetrics(sent: 0, counters: .zero, influencedOpens: 0)
+        var total = ReportMetrics(
+            sent: 0, counters: .zero, influencedOpens: 0, failureReasons: [:])
         for message in messages { total = total + message.metrics }
         total.timeToOpen = TimeToOpen(histogram: TimeToOpen.merge(messages.map(\.latency)))
         return total

@@ -17,6 +17,8 @@ public struct DeliveryState: Sendable, Equatable {
     public var arrivalReports: Int
     /// Any arrival report had `appActive = true` or `source = foreground`.
     public var foreground: Bool
+    /// Any arrival report came from the Notification Service Extension (`source = extension`).
+    public var extensionReport: Bool
     public var firstClickAt: Date?
     /// Distinct click reports.
     public var clicks: Int
@@ -27,7 +29,7 @@ public struct DeliveryState: Sendable, Equatable {
 
     public init(
         firstArrivalAt: Date? = nil, arrivalReports: Int = 0, foreground: Bool = false,
-        firstClickAt: Date? = nil,
+        extensionReport: Bool = false, firstClickAt: Date? = nil,
         clicks: Int = 0, dismissedAt: Date? = nil, platform: String? = nil,
         appVersion: String? = nil,
         locale: String? = nil
@@ -35,6 +37,7 @@ public struct DeliveryState: Sendable, Equatable {
         self.firstArrivalAt = firstArrivalAt
         self.arrivalReports = arrivalReports
         self.foreground = foreground
+        self.extensionReport = extensionReport
         self.firstClickAt = firstClickAt
         self.clicks = clicks
         self.dismissedAt = dismissedAt
@@ -65,6 +68,7 @@ public struct DeliveryState: Sendable, Equatable {
             arrivalReports += 1
             firstArrivalAt = Self.earliest(firstArrivalAt, report.time)
             self.foreground = self.foreground || foreground
+            extensionReport = extensionReport || report.fromExtension
             return outcome
         case .click:
             let outcome: ReportOutcome = clicks > 0 ? .repeatClick : .firstClick

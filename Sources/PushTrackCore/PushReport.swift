@@ -17,16 +17,20 @@ public struct PushReport: Sendable, Equatable {
     public var kind: Kind
     /// The effective event time.
     public var time: Date
+    /// An arrival report sent by the Notification Service Extension (`source = extension`):
+    /// what the metric health report counts to find a release whose extension stopped reporting.
+    public var fromExtension: Bool
     public var platform: String?
     public var appVersion: String?
     public var locale: String?
 
     public init(
-        kind: Kind, time: Date, platform: String? = nil, appVersion: String? = nil,
-        locale: String? = nil
+        kind: Kind, time: Date, fromExtension: Bool = false, platform: String? = nil,
+        appVersion: String? = nil, locale: String? = nil
     ) {
         self.kind = kind
         self.time = time
+        self.fromExtension = fromExtension
         self.platform = platform
         self.appVersion = appVersion
         self.locale = locale
@@ -34,10 +38,12 @@ public struct PushReport: Sendable, Equatable {
 
     /// The report a valid push event makes, or `nil` for a generic event.
     public init?(_ event: ValidEvent) {
+        fromExtension = false
         switch event.category {
         case "push_arrival":
             let foreground = event.appActive == true || event.source == "foreground"
             kind = .arrival(foreground: foreground)
+            fromExtension = event.source == "extension"
         case "push_click":
             kind = event.action == "dismiss" ? .dismiss : .click
         case "push_dismiss":

@@ -15,15 +15,19 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
     /// confirmed arrival): reported beside `opened`, never added into it. `nil` omits the key
     /// (breakdowns: influence is kept per message only).
     public var influencedOpens: Int?
+    /// Failed sends by provider reason (the sends' `failures`, waves added up). `nil` omits the
+    /// key (breakdowns: sends give reasons per message only).
+    public var failureReasons: [String: Int]?
 
     public init(
         sent: Int?, counters: RollupCounters, timeToOpen: TimeToOpen? = nil,
-        influencedOpens: Int? = nil
+        influencedOpens: Int? = nil, failureReasons: [String: Int]? = nil
     ) {
         self.sent = sent
         self.counters = counters
         self.timeToOpen = timeToOpen
         self.influencedOpens = influencedOpens
+        self.failureReasons = failureReasons
     }
 
     /// `delivered / sent`, `nil` when `sent` is 0 or unknown.
@@ -46,14 +50,19 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
     public static func + (a: ReportMetrics, b: ReportMetrics) -> ReportMetrics {
         let sent: Int? = a.sent.flatMap { x in b.sent.map { x + $0 } }
         let influenced: Int? = a.influencedOpens.flatMap { x in b.influencedOpens.map { x + $0 } }
+        let reasons: [String: Int]? = a.failureReasons.flatMap { x in
+            b.failureReasons.map { x.merging($0, uniquingKeysWith: +) }
+        }
         return ReportMetrics(
-            sent: sent, counters: a.counters + b.counters, influencedOpens: influenced)
+            sent: sent, counters: a.counters + b.counters, influencedOpens: influenced,
+            failureReasons: reasons)
     }
 
     enum CodingKeys: String, CodingKey {
         case sent, delivered, confirmedArrivals, inferredArrivals, foregroundArrivals
         case backgroundArrivals, opened, clicks, dismissed, duplicateReports
         case deliveryRate, openRate, clickThroughRate, timeToOpen, influencedOpens
+        case failureReasons
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -73,6 +82,7 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
         try container.encode(clickThroughRate, forKey: .clickThroughRate)
         if let timeToOpen { try container.encode(timeToOpen, forKey: .timeToOpen) }
         if let influencedOpens { try container.encode(influencedOpens, forKey: .influencedOpens) }
+        if let failureReasons { try container.encode(failureReasons, forKey: .failureReasons) }
     }
 }
 

@@ -86,6 +86,7 @@ public enum Rollup {
         if state.isConfirmed {
             delivery.confirmed = 1
             if state.foreground { delivery.foreground = 1 } else { delivery.background = 1 }
+            if state.extensionReport { delivery.extensionConfirmed = 1 }
             delivery.duplicateReports = state.arrivalReports - 1
         }
         result.counters[key(deliveredAt, state), default: .zero] += delivery

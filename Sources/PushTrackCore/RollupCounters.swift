@@ -9,11 +9,14 @@ public struct RollupCounters: Sendable, Equatable, Hashable, AdditiveArithmetic,
     public var clicks = 0
     public var dismissed = 0
     public var duplicateReports = 0
+    /// Confirmed pairs with an arrival report from the Notification Service Extension (at the
+    /// delivery time, like `confirmed`): the numerator of the health report's `extensionShare`.
+    public var extensionConfirmed = 0
 
     public init(
         delivered: Int = 0, confirmed: Int = 0, foreground: Int = 0, background: Int = 0,
         opened: Int = 0,
-        clicks: Int = 0, dismissed: Int = 0, duplicateReports: Int = 0
+        clicks: Int = 0, dismissed: Int = 0, duplicateReports: Int = 0, extensionConfirmed: Int = 0
     ) {
         self.delivered = delivered
         self.confirmed = confirmed
@@ -23,6 +26,7 @@ public struct RollupCounters: Sendable, Equatable, Hashable, AdditiveArithmetic,
         self.clicks = clicks
         self.dismissed = dismissed
         self.duplicateReports = duplicateReports
+        self.extensionConfirmed = extensionConfirmed
     }
 
     public static var zero: RollupCounters { RollupCounters() }
@@ -34,15 +38,22 @@ public struct RollupCounters: Sendable, Equatable, Hashable, AdditiveArithmetic,
 
     /// The counters in storage order (the rollup tables' columns).
     public var values: [Int] {
-        [delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicateReports]
+        [
+            delivered, confirmed, foreground, background, opened, clicks, dismissed,
+            duplicateReports, extensionConfirmed,
+        ]
     }
 
+    /// How many counters there are (the length of ``values``).
+    public static let count = 9
+
     public init(values: [Int]) {
-        precondition(values.count == 8)
+        precondition(values.count == Self.count)
         self.init(
             delivered: values[0], confirmed: values[1], foreground: values[2],
             background: values[3],
-            opened: values[4], clicks: values[5], dismissed: values[6], duplicateReports: values[7])
+            opened: values[4], clicks: values[5], dismissed: values[6], duplicateReports: values[7],
+            extensionConfirmed: values[8])
     }
 
     public static func + (a: RollupCounters, b: RollupCounters) -> RollupCounters {

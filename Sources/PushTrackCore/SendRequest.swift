@@ -5,8 +5,10 @@ import Foundation
 ///
 /// Fields: `messageId` (string or integer, required, ≤ 128), `title` (≤ 512), `sentAt`
 /// (RFC 3339 or epoch milliseconds, required), `sent` (integer ≥ 0, required), `failed`
-/// (integer ≥ 0, default 0), `platform` (≤ 64), `appId` (≤ 64). `null` counts as absent; unknown
-/// fields are ignored. Every broken field is reported, not only the first.
+/// (integer ≥ 0, default 0), `platform` (≤ 64), `appId` (≤ 64), `failures` (why some failed:
+/// provider reason → count, summing to at most `failed`; `SendRequest+Failures.swift`). `null`
+/// counts as absent; unknown fields are ignored. Every broken field is reported, not only the
+/// first.
 public struct SendRequest: Sendable, Equatable {
     public var messageId: String
     public var title: String?
@@ -15,6 +17,9 @@ public struct SendRequest: Sendable, Equatable {
     public var failed: Int
     public var platform: String?
     public var appId: String?
+    /// Failed sends by provider reason (APNs `Unregistered`, FCM `UNREGISTERED`, …); reasons
+    /// with a count of 0 are left out.
+    public var failures: [String: Int] = [:]
 
     /// Field limits, in Characters.
     public enum Limit {
@@ -55,6 +60,9 @@ public struct SendRequest: Sendable, Equatable {
         let appId = rules.check("appId") { value throws(FieldFailure) in
             try FieldCheck().optional(value, "appId", limit: Limit.appId)
         }
+        let failures = rules.check("failures") { value throws(FieldFailure) in
+            try Self.failures(value, failed: (failed ?? nil) ?? 0)
+        }
         let absent = [
             ("messageId", messageId.map { $0 == nil } ?? false),
             ("sentAt", sentAt.map { $0 == nil } ?? false),
@@ -73,7 +81,8 @@ public struct SendRequest: Sendable, Equatable {
         }
         return SendRequest(
             messageId: messageId, title: title ?? nil, sentAt: sentAt, sent: sent,
-            failed: (failed ?? nil) ?? 0, platform: platform ?? nil, appId: appId ?? nil)
+            failed: (failed ?? nil) ?? 0, platform: platform ?? nil, appId: appId ?? nil,
+            failures: (failures ?? nil) ?? [:])
     }
 
     /// A campaign id from a path, held to the rules of an event's `campaignId` (1–128

@@ -8,12 +8,18 @@ extension CLI {
     static func devices(_ arguments: [String], environment: [String: String]) throws -> Int32 {
         let subcommand = arguments.first ?? ""
         if subcommand.isEmpty || wantsHelp(arguments) {
-            print(help(Help.devicesPrune))
+            print(help(Help.devices, details: Help.devicesDetails))
             return subcommand.isEmpty ? 2 : 0
         }
-        guard subcommand == "prune" else {
+        switch subcommand {
+        case "prune": break
+        case "export", "erase":
+            return try devicePrivacy(
+                subcommand, Array(arguments.dropFirst()), environment: environment)
+        default:
             throw UsageError(
-                "unknown devices command '\(subcommand)'; try: pushtrack devices prune")
+                "unknown devices command '\(subcommand)'; try: pushtrack devices prune|export|erase"
+            )
         }
         let options = try Options(Array(arguments.dropFirst()), known: ["--days", "--app"])
         try options.noPositionals()
@@ -27,6 +33,44 @@ extension CLI {
         let pruned = try DeviceStore.prune(
             olderThanDays: days, appId: options.value("--app"), on: try connect(environment))
         print("devices prune: deleted \(pruned) tokens not seen for \(days) days")
+        return 0
+    }
+
+    /// `pushtrack devices export <deviceId> [--app APP]` (the JSON of GET …/export) and
+    /// `pushtrack devices erase <deviceId> [--app APP] [--format text|json]`.
+    static func devicePrivacy(
+        _ subcommand: String, _ arguments: [String], environment: [String: String]
+    ) throws -> Int32 {
+        let options = try Options(arguments, known: ["--app", "--format"])
+        guard options.positionals.count == 1 else {
+            throw UsageError("devices \(subcommand) takes one device id")
+        }
+        let deviceId: String
+        do {
+            deviceId = try DeviceId.parse(options.positionals[0])
+        } catch {
+            throw UsageError(error.summary)
+        }
+        let connection = try connect(environment)
+        let appId = try ReportStore(connection).app(
+            requested: options.value("--app"), scope: nil)
+        if subcommand == "export" {
+            if let format = options.value("--format"), format != "json" {
+                throw UsageError("--format must be json (the export is one JSON document)")
+            }
+            let export = try DeviceExport.read(appId: appId, deviceId: deviceId, on: connection)
+            try write(export, .json) { _ in "" }
+            return 0
+        }
+        let format = try options.format()
+        let erased = try DeviceErasure.erase(appId: appId, deviceId: deviceId, on: connection)
+        switch format {
+        case .json: try write(erased, .json) { _ in "" }
+        case .text:
+            print(
+                "devices erase: erased \(erased.events) events, \(erased.deliveries) deliveries and "
+                    + "\(erased.tokens) tokens of device \(deviceId) in app \(appId)")
+        }
         return 0
     }
 
@@ -66,6 +110,19 @@ extension CLI {
         var rows = report.steps.map { step in
             ["funnel", step.name, String(step.count), rate(step.ofPrevious)]
         }
+        // Beside the registered devices: the dead tokens and the others, as shares of them.
+        let registered = report.registeredDevices
+        rows.insert(
+            contentsOf: [
+                [
+                    "funnel", "invalidated", String(report.invalidated),
+                    rate(ReportMetrics.ratio(report.invalidated, registered)),
+                ],
+                [
+                    "funnel", "reachable", String(report.reachable),
+                    rate(ReportMetrics.ratio(report.reachable, registered)),
+                ],
+            ], at: 1)
         rows.append(["funnel", "influencedOpens", String(report.influencedOpens), ""])
         if csv {
             rows += report.permissionSeries.map { day in
@@ -73,6 +130,9 @@ extension CLI {
                     "permission", day.day, String(day.permissionOn) + "/" + String(day.devices),
                     rate(day.permissionRate),
                 ]
+            }
+            rows += report.invalidations.map { day in
+                ["invalidations", day.day + " " + day.reason, String(day.tokens), ""]
             }
             return CSV.document(header: ["scope", "step", "count", "rate"], rows: rows)
         }
@@ -92,6 +152,14 @@ extension CLI {
                 TextTable.percent(day.permissionRate),
             ])
         }
+        var invalidations = TextTable([
+            ("DAY (UTC)", .left), ("REASON", .left), ("TOKENS", .right),
+        ])
+        for day in report.invalidations {
+            invalidations.append([day.day, day.reason, String(day.tokens)])
+        }
         return text + "\npermission rate per day\n" + series.render()
+            + "\ntokens invalidated per day\n"
+            + (report.invalidations.isEmpty ? "none\n" : invalidations.render())
     }
 }

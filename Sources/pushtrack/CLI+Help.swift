@@ -99,6 +99,19 @@ extension CLI {
                 "one line per notice type (as given: the code 10 and the string \"10\" are two "
                 + "types; campaigns without one last) over the campaigns first sent in "
                 + "--from/--to: campaigns, sent, delivered, opened and the rates")
+        static let reportHealth = Command(
+            synopsis: "report health [--app APP] [--days N] [--format table|csv|json]",
+            summary:
+                "deliveries per UTC day, platform and app version with the shares confirmed and "
+                + "reported by the Notification Service Extension, and the alerts of a version far "
+                + "below the others (the last N days, default 14, 1 to 90)")
+        static let devicesExport = Command(
+            synopsis: "devices export <deviceId> [--app APP]",
+            summary:
+                "print everything stored about a device as JSON (its events, deliveries, tokens)")
+        static let devicesErase = Command(
+            synopsis: "devices erase <deviceId> [--app APP] [--format text|json]",
+            summary: "erase a device's events, delivery state, idempotency keys and tokens")
         static let devicesPrune = Command(
             synopsis: "devices prune [--days N] [--app APP]",
             summary: "delete push tokens not seen for N days (default 180)",
@@ -110,11 +123,28 @@ extension CLI {
 
         static let report = [
             reportCampaigns, reportCampaign, reportTimeseries, reportAudience, reportNoticeTypes,
+            reportHealth,
         ]
+        static let devices = [devicesPrune, devicesExport, devicesErase]
         static let token = [tokenCreate, tokenRevoke]
         /// Every command, in the order the list shows them.
         static let all =
-            [serve, migrate, appCreate] + token + [verify, maintain] + report + [devicesPrune]
+            [serve, migrate, appCreate] + token + [verify, maintain] + report + devices
+
+        /// What `pushtrack devices --help` says after the forms.
+        static let devicesDetails = """
+            prune deletes the push tokens (uploaded with POST /setting/…) not seen for N days
+            (default 180, at least 1), of APP or of every app, and prints how many; the audience
+            totals follow, the daily permission series keeps its history.
+
+            export prints the body of GET /api/v1/devices/{deviceId}/export: the device's raw
+            events, its delivery state per message and the push tokens its uploads named.
+
+            erase deletes them (DELETE /api/v1/devices/{deviceId}), with the device's idempotency
+            keys, in one transaction, and prints how many events, deliveries and tokens went; the
+            reports keep their numbers and `pushtrack verify` stays clean. A second erase erases
+            0. --app names the app when the database holds several.
+            """
 
         /// What `pushtrack report --help` says after each report's sentence.
         static let reportDetails = """

@@ -19,7 +19,7 @@ extension CLI {
             rest,
             known: [
                 "--from", "--to", "--app", "--tz", "--format", "--bucket", "--campaign",
-                "--environment",
+                "--environment", "--days",
             ])
         let formatText = options.value("--format") ?? "table"
         guard let format = ReportFormat(rawValue: formatText) else {
@@ -48,6 +48,8 @@ extension CLI {
             try write(report, format) { renderNoticeTypes(report, csv: $0) }
         case "audience":
             try reportAudience(options, format: format, window: window, environment: environment)
+        case "health":
+            try reportHealth(options, format: format, environment: environment)
         case "campaign", "timeseries":
             guard options.positionals.count == 1 else {
                 throw UsageError("report \(subcommand) takes one campaign id")
@@ -73,7 +75,7 @@ extension CLI {
             }
         default:
             throw UsageError(
-                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>, report notice-types"
+                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>, report notice-types, report health"
             )
         }
         return 0
@@ -121,15 +123,48 @@ extension CLI {
         ]
     }
 
+    /// Failure reasons as one field, most first: `Unregistered=5;BadDeviceToken=2`.
+    private static func reasons(_ metrics: ReportMetrics) -> String {
+        sortedReasons(metrics.failureReasons ?? [:]).map { "\($0.reason)=\($0.failures)" }
+            .joined(separator: ";")
+    }
+
+    /// Most failures first, then by reason.
+    private static func sortedReasons(_ reasons: [String: Int]) -> [(reason: String, failures: Int)]
+    {
+        reasons.map { ($0.key, $0.value) }.sorted {
+            $0.failures != $1.failures ? $0.failures > $1.failures : $0.reason < $1.reason
+        }
+    }
+
+    /// The campaign's and each message's failed sends by provider reason (none: nothing).
+    static func failureTable(_ report: CampaignReport) -> String {
+        var table = TextTable([
+            ("SCOPE", .left), ("ID", .left), ("REASON", .left), ("FAILED", .right),
+        ])
+        var rows = 0
+        let scopes =
+            [("campaign", report.summary.campaignId, report.summary.metrics)]
+            + report.messages.map { ("message", $0.messageId, $0.metrics) }
+        for (scope, id, metrics) in scopes {
+            for entry in sortedReasons(metrics.failureReasons ?? [:]) {
+                table.append([scope, id, entry.reason, String(entry.failures)])
+                rows += 1
+            }
+        }
+        return rows == 0 ? "" : "\nfailed sends by provider reason\n" + table.render()
+    }
+
     /// A table or CSV with leading text columns and then the metric columns.
     private static func metricTable(
         _ leading: [(table: String, csv: String)], rows: [([String], ReportMetrics)], csv: Bool
     ) -> String {
         let columns = leading + metricColumns
         if csv {
+            // CSV only (a table shows them apart, ``failureTable(_:)``): `reason=n;reason=n`.
             return CSV.document(
-                header: columns.map(\.csv),
-                rows: rows.map { $0.0 + metricCells($0.1, csv: true) })
+                header: columns.map(\.csv) + ["failureReasons"],
+                rows: rows.map { $0.0 + metricCells($0.1, csv: true) + [reasons($0.1)] })
         }
         var table = TextTable(
             columns.enumerated().map { index, column in
@@ -223,7 +258,7 @@ extension CLI {
             ])
         }
         return text + "\nopen curve (from each message's first send; 5-minute precision)\n"
-            + curve.render()
+            + curve.render() + failureTable(report)
     }
 
     /// A notice type as CSV shows it (`noticeType`, `noticeTypeName`: the value as given and

@@ -27,6 +27,9 @@ extension CLI {
         if summary.retiredMessages > 0 {
             counts += "; \(summary.retiredMessages) messages past the retention not checked"
         }
+        if summary.erasures > 0 {
+            counts += "; the counts of \(summary.erasures) erased devices added from `erasures`"
+        }
         if summary.differences.isEmpty {
             print("verify: OK (\(counts))")
             return 0

@@ -113,7 +113,7 @@ struct CLITests {
                 }
             }
         }
-        #expect(synopses.count == 13)
+        #expect(synopses.count == 16)
         for synopsis in synopses {
             // A short synopsis shares its line with the sentence.
             #expect(

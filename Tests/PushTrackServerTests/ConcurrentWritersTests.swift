@@ -51,7 +51,10 @@ struct ReportSample {
                             messageId: message, deviceId: device,
                             timestamp: String(time + Int64(a)), extra: path)
                     pair.append(event)
-                    state.apply(PushReport(kind: .arrival(foreground: foreground), time: Date()))
+                    state.apply(
+                        PushReport(
+                            kind: .arrival(foreground: foreground), time: Date(),
+                            fromExtension: !foreground))
                 }
                 for c in 0..<Int.random(in: 0...2, using: &random) {
                     pair.append(

@@ -37,21 +37,24 @@ let dedupScenarios: [DedupScenario] = [
             [report("push_arrival", "a1", extra: extensionPath)],
             [report("push_arrival", "a2", extra: foregroundPath)],
         ],
-        expected: RollupCounters(delivered: 1, confirmed: 1, foreground: 1, duplicateReports: 1)),
+        expected: RollupCounters(
+            delivered: 1, confirmed: 1, foreground: 1, duplicateReports: 1, extensionConfirmed: 1)),
     DedupScenario(
         name: "the extension runs twice",
         requests: [
             [report("push_arrival", "a1", extra: extensionPath)],
             [report("push_arrival", "a2", extra: extensionPath)],
         ],
-        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1, duplicateReports: 1)),
+        expected: RollupCounters(
+            delivered: 1, confirmed: 1, background: 1, duplicateReports: 1, extensionConfirmed: 1)),
     DedupScenario(
         name: "a retried request",
         requests: [
             [report("push_arrival", "a1", extra: extensionPath)],
             [report("push_arrival", "a1", extra: extensionPath)],
         ],
-        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1), answeredDuplicates: 1),
+        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1, extensionConfirmed: 1),
+        answeredDuplicates: 1),
     DedupScenario(
         name: "a retry without eventId: same pair, category and timestamp",
         requests: [
@@ -64,7 +67,8 @@ let dedupScenarios: [DedupScenario] = [
         requests: [
             [report("push_click", "c1")], [report("push_arrival", "a1", extra: extensionPath)],
         ],
-        expected: RollupCounters(delivered: 1, confirmed: 1, background: 1, opened: 1, clicks: 1)),
+        expected: RollupCounters(
+            delivered: 1, confirmed: 1, background: 1, opened: 1, clicks: 1, extensionConfirmed: 1)),
     DedupScenario(
         name: "a tap and no arrival ever (the extension's report was lost)",
         requests: [[report("push_click", "c1")]],
@@ -80,7 +84,8 @@ let dedupScenarios: [DedupScenario] = [
             ]
         ],
         expected: RollupCounters(
-            delivered: 1, confirmed: 1, foreground: 1, opened: 1, clicks: 1, duplicateReports: 1),
+            delivered: 1, confirmed: 1, foreground: 1, opened: 1, clicks: 1, duplicateReports: 1,
+            extensionConfirmed: 1),
         answeredDuplicates: 2),
     DedupScenario(
         name: "two distinct taps and a retried one",

@@ -96,6 +96,7 @@ extension IngestBatch {
             firstArrivalAt: row.date(columns.firstArrivalAt),
             arrivalReports: row.int(columns.arrivalReports) ?? 0,
             foreground: row.bool(columns.foreground) ?? false,
+            extensionReport: row.bool(columns.extensionReport) ?? false,
             firstClickAt: row.date(columns.firstClickAt), clicks: row.int(columns.clicks) ?? 0,
             dismissedAt: row.date(columns.dismissedAt), platform: row.string(columns.platform),
             appVersion: row.string(columns.appVersion), locale: row.string(columns.locale))
@@ -104,8 +105,8 @@ extension IngestBatch {
     /// Where a delivery state's columns are in a result; `prefix` "prev_" finds the state before
     /// the last change.
     struct StateColumns {
-        let firstArrivalAt, arrivalReports, foreground, firstClickAt, clicks, dismissedAt,
-            platform, appVersion, locale: Int
+        let firstArrivalAt, arrivalReports, foreground, extensionReport, firstClickAt, clicks,
+            dismissedAt, platform, appVersion, locale: Int
 
         init(_ names: [String], prefix: String) {
             func position(_ name: String) -> Int {
@@ -117,6 +118,7 @@ extension IngestBatch {
             firstArrivalAt = position("first_arrival_at")
             arrivalReports = position("arrival_reports")
             foreground = position("foreground")
+            extensionReport = position("extension_report")
             firstClickAt = position("first_click_at")
             clicks = position("clicks")
             dismissedAt = position("dismissed_at")
@@ -133,6 +135,7 @@ extension IngestBatch {
             firstArrivalAt: row.date(prefix + "first_arrival_at"),
             arrivalReports: row.int(prefix + "arrival_reports") ?? 0,
             foreground: row.bool(prefix + "foreground") ?? false,
+            extensionReport: row.bool(prefix + "extension_report") ?? false,
             firstClickAt: row.date(prefix + "first_click_at"),
             clicks: row.int(prefix + "clicks") ?? 0, dismissedAt: row.date(prefix + "dismissed_at"),
             platform: row.string(prefix + "platform"),
@@ -149,6 +152,7 @@ struct DeliveryRows {
     var firstArrivalAt: [Date?] = []
     var arrivalReports: [Int] = []
     var foreground: [Bool] = []
+    var extensionReport: [Bool] = []
     var firstClickAt: [Date?] = []
     var clicks: [Int] = []
     var dismissedAt: [Date?] = []
@@ -163,6 +167,7 @@ struct DeliveryRows {
         firstArrivalAt.append(state.firstArrivalAt)
         arrivalReports.append(state.arrivalReports)
         foreground.append(state.foreground)
+        extensionReport.append(state.extensionReport)
         firstClickAt.append(state.firstClickAt)
         clicks.append(state.clicks)
         dismissedAt.append(state.dismissedAt)
@@ -172,9 +177,8 @@ struct DeliveryRows {
     }
 
     static let stateColumns = [
-        "first_arrival_at", "arrival_reports", "foreground", "first_click_at", "clicks",
-        "dismissed_at", "platform",
-        "app_version", "locale",
+        "first_arrival_at", "arrival_reports", "foreground", "extension_report", "first_click_at",
+        "clicks", "dismissed_at", "platform", "app_version", "locale",
     ]
     /// The parts of the merge's SQL made from the column names, built once.
     private static let columnList = stateColumns.joined(separator: ", ")
@@ -194,7 +198,8 @@ struct DeliveryRows {
                                          updated_at)
             SELECT t.*, \(now) FROM unnest(\(appId)::text[], \(messageId)::text[], \(deviceId)::text[],
                                          \(firstArrivalAt)::timestamptz[], \(arrivalReports)::int[],
-                                         \(foreground)::boolean[], \(firstClickAt)::timestamptz[],
+                                         \(foreground)::boolean[], \(extensionReport)::boolean[],
+                                         \(firstClickAt)::timestamptz[],
                                          \(clicks)::int[], \(dismissedAt)::timestamptz[],
                                          \(platform)::text[], \(appVersion)::text[],
                                          \(locale)::text[]) AS t
@@ -204,6 +209,7 @@ struct DeliveryRows {
                 first_arrival_at = LEAST(d.first_arrival_at, excluded.first_arrival_at),
                 arrival_reports = d.arrival_reports + excluded.arrival_reports,
                 foreground = d.foreground OR excluded.foreground,
+                extension_report = d.extension_report OR excluded.extension_report,
                 first_click_at = LEAST(d.first_click_at, excluded.first_click_at),
                 clicks = d.clicks + excluded.clicks,
                 dismissed_at = LEAST(d.dismissed_at, excluded.dismissed_at),
@@ -228,7 +234,7 @@ struct RollupDeltas {
 
     static let counterColumns = [
         "delivered", "confirmed", "foreground", "background", "opened", "clicks", "dismissed",
-        "duplicate_reports",
+        "duplicate_reports", "extension_confirmed",
     ]
 
     /// Appends the changes. Nothing here is locked, so the rows go in any order.
@@ -253,7 +259,7 @@ struct RollupDeltas {
         let platforms = rows.map { $0.key.platform }
         let versions = rows.map { $0.key.appVersion }
         let locales = rows.map { $0.key.locale }
-        // One array per counter, in counterColumns' order (RollupCounters.values has eight).
+        // One array per counter, in counterColumns' order (RollupCounters.values has nine).
         var counts = [[Int]](repeating: [], count: Self.counterColumns.count)
         for row in rows {
             for (column, value) in row.counters.values.enumerated() { counts[column].append(value) }
@@ -267,7 +273,7 @@ struct RollupDeltas {
                                  \(platforms)::text[], \(versions)::text[], \(locales)::text[],
                                  \(counts[0])::bigint[], \(counts[1])::bigint[], \(counts[2])::bigint[],
                                  \(counts[3])::bigint[], \(counts[4])::bigint[], \(counts[5])::bigint[],
-                                 \(counts[6])::bigint[], \(counts[7])::bigint[])
+                                 \(counts[6])::bigint[], \(counts[7])::bigint[], \(counts[8])::bigint[])
             """)
     }
 

@@ -24,6 +24,9 @@ public struct Verifier {
         /// Messages not checked because retention dropped some of their raw events
         /// (`retired_messages`): their aggregates no longer follow from the raw log.
         public var retiredMessages = 0
+        /// Devices erased (`erasures`): what their rows had added to the aggregates is counted
+        /// beside the raw log.
+        public var erasures = 0
         public var differences: [Difference] = []
     }
 
@@ -43,7 +46,7 @@ public struct Verifier {
     /// Rows read per round trip from the raw log.
     var fetchSize = 20_000
     /// Messages retention has dropped raw events of; read at the start of `run`.
-    private var retired = Set<MessageKey>()
+    private(set) var retired = Set<MessageKey>()
 
     public init(connection: PostgresConnection) {
         self.connection = connection
@@ -66,7 +69,8 @@ public struct Verifier {
         let states = try recomputeStates(&summary)
         summary.pairs = states.count
         try compareDeliveries(states, &summary)
-        var expected: [MessageKey: Contribution] = [:]
+        // What erased devices had added stays in the aggregates (Verifier+Erasures.swift).
+        var expected = try erasedContributions(&summary)
         for (pair, state) in states {
             let message = MessageKey(appId: pair.appId, messageId: pair.messageId)
             expected[message, default: Contribution()] =
@@ -74,6 +78,7 @@ public struct Verifier {
                 + Rollup.contribution(of: state)
         }
         try compareRollups(expected, &summary)
+        try compareHealth(expected, &summary)
         try compareUnattributed(&summary)
         try compareInfluence(&summary)
         try compareDeviceTotals(&summary)
@@ -136,8 +141,8 @@ public struct Verifier {
     {
         let rows = try connection.query(
             """
-            SELECT app_id, message_id, device_id, first_arrival_at, arrival_reports, foreground, first_click_at,
-                   clicks, dismissed_at, platform, app_version, locale
+            SELECT app_id, message_id, device_id, first_arrival_at, arrival_reports, foreground,
+                   extension_report, first_click_at, clicks, dismissed_at, platform, app_version, locale
             FROM deliveries
             """)
         var seen = Set<PairKey>()
@@ -177,12 +182,7 @@ public struct Verifier {
             "SELECT app_id, message_id, bucket, platform, app_version, locale, \(unescaped: columns) FROM message_rollup_counters"
         ) {
             summary.rollupRows += 1
-            let message = MessageKey(
-                appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")
-            let key = RollupKey(
-                bucket: row.date("bucket") ?? Date(timeIntervalSince1970: 0),
-                platform: row.string("platform") ?? "",
-                appVersion: row.string("app_version") ?? "", locale: row.string("locale") ?? "")
+            let (message, key) = Self.rollupKey(row)
             storedBuckets[message, default: [:]][key] = Self.counters(row)
         }
         for message in Set(expected.keys).union(storedBuckets.keys)
@@ -258,7 +258,8 @@ public struct Verifier {
                                count(*) AS n
                         FROM events WHERE outcome = 'unattributed' GROUP BY 1, 2, 3
                         UNION ALL
-                        -- Reports whose raw events retention dropped still count.
+                        -- Reports whose raw events retention dropped, or that an erasure
+                        -- removed, still count.
                         SELECT app_id, day, category, reports FROM retired_unattributed) x
                   GROUP BY 1, 2, 3) e
             FULL JOIN unattributed_reports u ON u.app_id = e.app_id AND u.day = e.day AND u.category = e.category
@@ -274,6 +275,17 @@ public struct Verifier {
         }
     }
 
+    /// The message and rollup key of a row with the rollups' key columns.
+    static func rollupKey(_ row: PostgresRow) -> (MessageKey, RollupKey) {
+        let message = MessageKey(
+            appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "")
+        let key = RollupKey(
+            bucket: row.date("bucket") ?? Date(timeIntervalSince1970: 0),
+            platform: row.string("platform") ?? "",
+            appVersion: row.string("app_version") ?? "", locale: row.string("locale") ?? "")
+        return (message, key)
+    }
+
     static func counters(_ row: PostgresRow) -> RollupCounters {
         RollupCounters(values: RollupDeltas.counterColumns.map { row.int($0) ?? 0 })
     }
@@ -281,7 +293,7 @@ public struct Verifier {
     static func describe(_ state: DeliveryState) -> String {
         func time(_ date: Date?) -> String { date.map { RFC3339.format($0) } ?? "-" }
         return
-            "arrival \(time(state.firstArrivalAt)) ×\(state.arrivalReports)\(state.foreground ? " fg" : "")"
+            "arrival \(time(state.firstArrivalAt)) ×\(state.arrivalReports)\(state.foreground ? " fg" : "")\(state.extensionReport ? " ext" : "")"
             + ", click \(time(state.firstClickAt)) ×\(state.clicks), dismissed \(time(state.dismissedAt))"
             + ", \(state.platform ?? "-")/\(state.appVersion ?? "-")/\(state.locale ?? "-")"
     }

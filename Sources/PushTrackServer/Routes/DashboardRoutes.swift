@@ -14,6 +14,8 @@ import PushTrackCore
 /// - `POST /dashboard/sign-out`: ends the session.
 /// - `GET /dashboard?from=&to=&tz=&sort=&order=&appId=`: the campaign list.
 /// - `GET /dashboard/campaign?id=&appId=&tz=&bucket=`: a campaign's page.
+/// - `GET /dashboard/audience?appId=&campaign=&environment=`: the audience funnel of an app or
+///   a campaign, with the reachable audience and the invalidations per day.
 ///
 /// Pages read the reports through ``ReportStore``, the builder of the JSON API, so they show
 /// its numbers. Without a valid session a page answers 303 to the sign-in form. The POST forms
@@ -60,6 +62,11 @@ struct DashboardRoutes: Sendable {
                 try Self.campaign(request, grant, connection)
             }
         }
+        router.add("GET", "/dashboard/audience") { request, responder in
+            page(request, responder) { grant, connection in
+                try Self.audience(request, grant, connection)
+            }
+        }
     }
 
     // MARK: Pages
@@ -74,10 +81,18 @@ struct DashboardRoutes: Sendable {
         let window = try ReportWindow.parse(from: from, to: to, timeZone: zone)
         let sort = try CampaignSort.parse(
             sort: request.query["sort"], order: request.query["order"])
-        let list = try ReportStore(connection).campaignList(
-            window: window, requested: given(request.query["appId"]), scope: grant.appId)
+        let store = ReportStore(connection)
+        let requested = given(request.query["appId"])
+        let list = try store.campaignList(window: window, requested: requested, scope: grant.appId)
+        // The alerts of the health report's default span; today's and yesterday's are open.
+        let now = Date()
+        let since = HealthReport.firstDay(days: HealthReport.defaultDays, now: now)
+        let health = HealthAlertsPanel(
+            alerts: try store.healthAlerts(app: grant.appId ?? requested, since: since),
+            since: since, openSince: HealthReport.openSince(now: now))
         return CampaignListPage(
-            list: list, sort: sort, zone: zone, zoneName: zoneName, from: from, to: to
+            list: list, sort: sort, zone: zone, zoneName: zoneName, from: from, to: to,
+            health: health
         ).render()
     }
 
@@ -116,6 +131,24 @@ struct DashboardRoutes: Sendable {
             report: report, series: series, zone: chosen.timeZone, zoneName: chosen.zoneName,
             chosenBucket: chosenBucket
         ).render()
+    }
+
+    /// The audience funnel, read as `GET /api/v1/reports/audience` (or a campaign's) reads it.
+    private static func audience(
+        _ request: HTTPRequest, _ grant: TokenGrant, _ connection: PostgresConnection
+    ) throws -> String {
+        let environment = try ReportStore.environment(given(request.query["environment"]))
+        let store = ReportStore(connection)
+        let requested = given(request.query["appId"])
+        let campaignId = given(request.query["campaign"])
+        let appId =
+            try campaignId.map {
+                try store.appHolding(campaignId: $0, requested: requested, scope: grant.appId)
+            } ?? store.app(requested: requested, scope: grant.appId)
+        let report = try store.audience(
+            appId: appId, campaignId: campaignId, environment: environment,
+            window: ReportWindow())
+        return AudiencePage(report: report).render()
     }
 
     /// A query value, `nil` when absent or empty (an empty form field).

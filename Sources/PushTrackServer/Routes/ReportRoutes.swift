@@ -13,6 +13,7 @@ import PushTrackCore
 /// - `PUT /api/v1/campaigns/{campaignId}`
 /// - `GET /api/v1/reports/audience?appId=&environment=&from=&to=`
 /// - `GET /api/v1/reports/campaigns/{campaignId}/audience?appId=&environment=&from=&to=`
+/// - `GET /api/v1/reports/health?appId=&days=`
 ///
 /// Handlers check the token, then run their statements on the database pool and answer from
 /// there: nothing blocks an HTTP thread. They throw; ``Answers`` answers what they throw. The
@@ -25,7 +26,7 @@ struct ReportRoutes: Sendable {
 
     func register(on router: inout Router) {
         router.add("GET", "/api/v1/reports/campaigns") { request, responder in
-            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
+            auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let window = try Self.window(request)
                 let list = try ReportStore(connection).campaignList(
                     window: window, requested: request.query["appId"], scope: grant.appId)
@@ -33,7 +34,7 @@ struct ReportRoutes: Sendable {
             }
         }
         router.add("GET", "/api/v1/reports/notice-types") { request, responder in
-            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
+            auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let window = try Self.window(request)
                 let report = try ReportStore(connection).noticeTypes(
                     window: window, requested: request.query["appId"], scope: grant.appId)
@@ -41,7 +42,7 @@ struct ReportRoutes: Sendable {
             }
         }
         router.add("GET", "/api/v1/reports/campaigns/{campaignId}") { request, responder in
-            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
+            auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let window = try Self.window(request)
                 let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
                 let report = try store.campaignReport(
@@ -51,7 +52,7 @@ struct ReportRoutes: Sendable {
         }
         router.add("GET", "/api/v1/reports/campaigns/{campaignId}/timeseries") {
             request, responder in
-            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
+            auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let series = try TimeSeries.parse(
                     bucket: request.query["bucket"], tz: request.query["tz"])
                 let window = try ReportWindow.parse(
@@ -64,7 +65,7 @@ struct ReportRoutes: Sendable {
             }
         }
         router.add("GET", "/api/v1/reports/audience") { request, responder in
-            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
+            auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let store = ReportStore(connection)
                 let appId = try store.app(requested: request.query["appId"], scope: grant.appId)
                 return try Self.audience(request, store, appId: appId, campaignId: nil)
@@ -72,14 +73,24 @@ struct ReportRoutes: Sendable {
         }
         router.add("GET", "/api/v1/reports/campaigns/{campaignId}/audience") {
             request, responder in
-            serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
+            auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
                 return try Self.audience(request, store, appId: appId, campaignId: campaignId)
             }
         }
+        router.add("GET", "/api/v1/reports/health") { request, responder in
+            auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
+                let days = try HealthReport.days(request.query["days"])
+                let store = ReportStore(connection)
+                let appId = try store.app(
+                    requested: request.query["appId"], scope: grant.appId)
+                let report = try store.health(appId: appId, days: days)
+                return .json(bytes: try ReportJSON.encode(report))
+            }
+        }
         router.add("POST", "/api/v1/campaigns/{campaignId}/sends") { request, responder in
             let parsed = body(of: request)
-            serve(request, responder, role: .admin) { grant, connection in
+            auth.serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let send = try SendRequest.decode(try parsed.get())
                 let appId = try ReportStore(connection).app(
@@ -91,7 +102,7 @@ struct ReportRoutes: Sendable {
         }
         router.add("PUT", "/api/v1/campaigns/{campaignId}") { request, responder in
             let parsed = body(of: request)
-            serve(request, responder, role: .admin) { grant, connection in
+            auth.serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let settings = try CampaignSettings.decode(try parsed.get())
                 let appId = try ReportStore(connection).app(
@@ -103,37 +114,10 @@ struct ReportRoutes: Sendable {
         }
     }
 
-    /// Where a route's statements run.
-    enum Database {
-        /// The primary: everything that writes, and the default.
-        case primary
-        /// `--read-database-url` when set (a replica, read-only): reports only.
-        case readDatabase
-    }
-
-    /// Authorizes, then runs `work` on a database thread (of the read database for a route that
-    /// only reads and says so) and answers with its response or the error it throws.
-    private func serve(
-        _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole,
-        on database: Database = .primary,
-        _ work: @escaping @Sendable (TokenGrant, PostgresConnection) throws -> HTTPResponse
-    ) {
-        auth.authorize(request, responder, role: role) { [answers] grant in
-            if database == .readDatabase {
-                answers.onReadPool(request, responder) { connection in try work(grant, connection) }
-            } else {
-                answers.onPool(request, responder) { connection in try work(grant, connection) }
-            }
-        }
-    }
-
     /// The request body as JSON, read on the HTTP thread; its error is thrown by the work, after
     /// the token and the path are checked.
     private func body(of request: HTTPRequest) -> Result<JSONValue, APIError> {
-        Result { () throws(APIError) in
-            try RequestBody.checkHeaders(request)
-            return try RequestBody.json(of: request, maxBodyBytes: maxBodyBytes)
-        }
+        RequestBody.parsed(request, maxBodyBytes: maxBodyBytes)
     }
 
     /// The store, app and id of the campaign a report route names, as the token may see it.

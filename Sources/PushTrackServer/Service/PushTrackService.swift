@@ -20,6 +20,7 @@ public final class PushTrackService: Sendable {
     private let http: HTTPServer
     private let maintenance = ServiceThreads(name: "pushtrack-maintenance")
     private let compactor: ReportCompactor
+    let healthAlerts: HealthAlertMonitor
 
     /// Creates the service; `log` defaults to standard error at the configured level.
     public init(configuration: ServerConfiguration, log: Logger? = nil) {
@@ -46,6 +47,7 @@ public final class PushTrackService: Sendable {
             metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, metrics: metrics, log: log)
+        healthAlerts = HealthAlertMonitor(pool: pool, metrics: metrics, log: log)
         let answers = Answers(
             pool: pool, log: log, retryAfterSeconds: configuration.retryAfterSeconds,
             replica: readPool.map { [metrics] in ReplicaReads(pool: $0, lag: metrics.replicaLag) })
@@ -66,6 +68,8 @@ public final class PushTrackService: Sendable {
             metrics: metrics, http: httpMetrics, writer: writer, token: configuration.metricsToken)
         metricsRoute.register(on: &router)
         ReportRoutes(auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes)
+            .register(on: &router)
+        DeviceAdminRoutes(auth: bearer, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: &router)
         DashboardRoutes(
             auth: bearer, answers: answers, ttlSeconds: configuration.writeKeyCacheSeconds,
@@ -99,6 +103,7 @@ public final class PushTrackService: Sendable {
         scheduleMaintenance()
         compactor.start()
         if let readPool { metrics.replicaLag.start(pool: readPool, log: log) }
+        healthAlerts.start()
         log.always("serving", ["port": String(http.port), "pid": String(getpid())])
     }
 
@@ -109,6 +114,7 @@ public final class PushTrackService: Sendable {
         maintenance.stop()
         compactor.stop()
         metrics.replicaLag.stop()
+        healthAlerts.stop()
         http.shutdown(grace: grace)
         writer.shutdown(timeout: grace)
         pool.shutdown()
@@ -116,6 +122,7 @@ public final class PushTrackService: Sendable {
         // The compactor's run in progress ended with the pool; a maintenance run has its own
         // connection and is given the grace time.
         compactor.join()
+        healthAlerts.join()
         maintenance.join(timeout: grace)
         log.info("stopped")
     }

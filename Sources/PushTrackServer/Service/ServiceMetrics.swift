@@ -17,6 +17,7 @@ final class ServiceMetrics: Sendable {
         case maintenanceRuns, maintenanceFailures, partitionsCreated, partitionsDropped
         case deliveriesAgedOut
         case compactionRuns, compactionFailures, deltasFolded
+        case healthChecks, healthCheckFailures
 
         /// The counter's own family and help; nil for the events counters, which share
         /// `pushtrack_events_total`.
@@ -88,6 +89,16 @@ final class ServiceMetrics: Sendable {
                     "pushtrack_report_deltas_folded_total",
                     "Rollup and time-to-open delta rows folded into the aggregates by this process."
                 )
+            case .healthChecks:
+                return (
+                    "pushtrack_health_checks_total",
+                    "Counts of the open delivery-health alerts made by this process (one a minute)."
+                )
+            case .healthCheckFailures:
+                return (
+                    "pushtrack_health_checks_failed_total",
+                    "Counts of the open delivery-health alerts that failed (the gauge keeps the last count)."
+                )
             }
         }
     }
@@ -95,6 +106,8 @@ final class ServiceMetrics: Sendable {
     private let counters = AtomicCounters(count: Counter.allCases.count)
     /// The read database's lag; rendered only when one is configured.
     let replicaLag = ReplicaLag()
+    /// The open delivery-health alerts (``HealthAlertMonitor``); -1 until first counted.
+    private let healthAlerts = AtomicCounters(count: 1)
     private let rejected = AtomicCounters(count: RejectionCode.allCases.count + 1)
     /// Events per group commit.
     let commitEvents = MetricHistogram(
@@ -111,6 +124,17 @@ final class ServiceMetrics: Sendable {
     }
 
     func value(_ counter: Counter) -> Int { counters.load(counter.rawValue) }
+
+    /// Sets the gauge of open delivery-health alerts.
+    func setOpenHealthAlerts(_ count: Int) {
+        healthAlerts.store(0, count + 1)
+    }
+
+    /// The open delivery-health alerts last counted; `nil` before the first count.
+    var openHealthAlerts: Int? {
+        let stored = healthAlerts.load(0)
+        return stored == 0 ? nil : stored - 1
+    }
 
     /// Counts the rejected events of one request by their code.
     func countRejections(_ rejections: [Rejection]) {
@@ -176,6 +200,14 @@ final class ServiceMetrics: Sendable {
             guard let family = counter.family else { continue }
             text.family(family.name, "counter", help: family.help)
             text.sample(family.name, [:], value(counter))
+        }
+        if let open = openHealthAlerts {
+            text.family(
+                "pushtrack_health_alerts_open", "gauge",
+                help:
+                    "Delivery-health alerts (GET /api/v1/reports/health) of today and yesterday (UTC), every app; counted every minute."
+            )
+            text.sample("pushtrack_health_alerts_open", [:], open)
         }
         return text.text
     }

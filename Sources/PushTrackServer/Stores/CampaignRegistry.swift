@@ -14,9 +14,12 @@ public struct StoredSend: Sendable, Equatable, Encodable {
     public let failed: Int
     public let platform: String?
     public let createdAt: String
+    /// The send's `failures`, as stored (`{}` when none was given).
+    public var failures: [String: Int] = [:]
 
     enum CodingKeys: String, CodingKey {
         case sendId, appId, campaignId, messageId, title, sentAt, sent, failed, platform, createdAt
+        case failures
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -31,6 +34,7 @@ public struct StoredSend: Sendable, Equatable, Encodable {
         try container.encode(failed, forKey: .failed)
         try container.encode(platform, forKey: .platform)
         try container.encode(createdAt, forKey: .createdAt)
+        try container.encode(failures, forKey: .failures)
     }
 }
 
@@ -91,13 +95,31 @@ public enum CampaignRegistry {
                         \(send.sent), \(send.failed), \(send.platform))
                 RETURNING send_id, sent_at, created_at
                 """)[0]
+            let sendId = row.int("send_id") ?? 0
+            try storeFailures(send, sendId: sendId, appId: appId, on: connection)
             return StoredSend(
-                sendId: row.int("send_id") ?? 0, appId: appId, campaignId: campaignId,
+                sendId: sendId, appId: appId, campaignId: campaignId,
                 messageId: send.messageId, title: send.title,
                 sentAt: RFC3339.format(row.date("sent_at") ?? send.sentAt), sent: send.sent,
                 failed: send.failed, platform: send.platform,
-                createdAt: RFC3339.format(row.date("created_at") ?? Date()))
+                createdAt: RFC3339.format(row.date("created_at") ?? Date()),
+                failures: send.failures)
         }
+    }
+
+    /// The send's failure reasons, one row each (`send_failures`), in the send's transaction.
+    private static func storeFailures(
+        _ send: SendRequest, sendId: Int, appId: String, on connection: PostgresConnection
+    ) throws {
+        guard !send.failures.isEmpty else { return }
+        let reasons = send.failures.keys.sorted()
+        let counts = reasons.map { send.failures[$0]! }
+        _ = try connection.query(
+            """
+            INSERT INTO send_failures (send_id, app_id, message_id, reason, failures)
+            SELECT \(sendId), \(appId), \(send.messageId), r, n
+              FROM unnest(\(reasons)::text[], \(counts)::int[]) AS t(r, n)
+            """)
     }
 
     /// Creates the campaign or updates the settings given (absent ones are kept).

@@ -147,6 +147,7 @@ public struct ReportStore {
             let key = (row.string("app_id") ?? "") + "\u{1F}" + (row.string("campaign_id") ?? "")
             latency[key, default: [:]][row.int("bin") ?? 0] = row.int("pairs") ?? 0
         }
+        let failures = try campaignFailureReasons(app: app)
         let campaigns = rows.map { row in
             let key = (row.string("app_id") ?? "") + "\u{1F}" + (row.string("campaign_id") ?? "")
             return CampaignSummary(
@@ -156,7 +157,8 @@ public struct ReportStore {
                 metrics: ReportMetrics(
                     sent: row.int("sent") ?? 0, counters: Self.counters(row),
                     timeToOpen: TimeToOpen(histogram: latency[key] ?? [:]),
-                    influencedOpens: row.int("influenced_opens") ?? 0))
+                    influencedOpens: row.int("influenced_opens") ?? 0,
+                    failureReasons: failures[key] ?? [:]))
         }
         return CampaignList(campaigns: CampaignList.sorted(campaigns), window: window)
     }
@@ -255,6 +257,7 @@ public struct ReportStore {
                AND (\(window.to)::timestamptz IS NULL OR sent_at < \(window.to))
              ORDER BY sent_at NULLS LAST, message_id
             """)
+        let failures = try messageFailureReasons(appId: appId, campaignId: campaignId)
         var reports: [MessageReport] = []
         var parts: [(metrics: ReportMetrics, latency: [Int: Int])] = []
         for row in messageRows {
@@ -263,7 +266,8 @@ public struct ReportStore {
             let metrics = ReportMetrics(
                 sent: row.int("sent") ?? 0, counters: Self.counters(row),
                 timeToOpen: TimeToOpen(histogram: histogram),
-                influencedOpens: row.int("influenced_opens") ?? 0)
+                influencedOpens: row.int("influenced_opens") ?? 0,
+                failureReasons: failures[messageId] ?? [:])
             let sentAt = row.date("sent_at")
             reports.append(
                 MessageReport(
