@@ -16,6 +16,10 @@ import Synchronization
 /// bound `submit` throws `.overloaded` at once. While the database is unreachable `submit`
 /// throws `.unavailable` at once, and the thread reconnects by itself.
 final class IngestWriter: Sendable {
+    /// The `application_name` of the writers' sessions: a batch with conversions waits for the
+    /// other writer transactions by it (``ConversionDevices``).
+    static let applicationName = "pushtrack-writer"
+
     /// The writer as `/readyz` and the metrics see it.
     struct Health: Sendable {
         var databaseReachable: Bool
@@ -43,6 +47,7 @@ final class IngestWriter: Sendable {
     private let commitMaxEvents: Int
     private let writers: Int
     private let influenceWindowSeconds: Double
+    private let catalog: ConversionCatalog
     private let state = Mutex(State())
     /// Signalled when a job is queued and when stopping: wakes a writer waiting for work.
     private let wakeup = DispatchSemaphore(value: 0)
@@ -52,9 +57,11 @@ final class IngestWriter: Sendable {
 
     init(
         databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int,
-        influenceWindowSeconds: Double = 12 * 3600, metrics: ServiceMetrics = ServiceMetrics(),
-        log: Logger = Logger(level: .error)
+        influenceWindowSeconds: Double = 12 * 3600,
+        catalog: ConversionCatalog = ConversionCatalog(),
+        metrics: ServiceMetrics = ServiceMetrics(), log: Logger = Logger(level: .error)
     ) {
+        self.catalog = catalog
         self.metrics = metrics
         self.log = log
         self.writers = writers
@@ -218,7 +225,8 @@ final class IngestWriter: Sendable {
     private func connect() -> (PostgresConnection?, epoch: Int) {
         do {
             let connection = try PostgresConnection(url: databaseURL)
-            _ = try connection.query("SET application_name = 'pushtrack-writer'")
+            _ = try connection.query(
+                "SELECT set_config('application_name', \(Self.applicationName), false)")
             let epoch = state.withLock { state -> Int in
                 state.reachable = true
                 state.lastError = nil
@@ -289,18 +297,27 @@ final class IngestWriter: Sendable {
     }
 
     /// One transaction for the batch; retried when PostgreSQL aborts it for a deadlock or a
-    /// serialization failure with another writer (nothing of an aborted transaction remains).
+    /// serialization failure with another writer (nothing of an aborted transaction remains), and
+    /// after making the conversion rows of devices it needs (``ConversionDevices``).
     private func commit(_ jobs: [IngestJob], on connection: PostgresConnection) throws
         -> (outcomes: [IngestOutcome], retries: Int)
     {
-        let batch = IngestBatch(jobs: jobs, influenceWindowSeconds: influenceWindowSeconds)
         var attempt = 0
+        var preparations = 0
         while true {
             do {
                 let outcomes = try connection.transaction { connection in
-                    try batch.write(on: connection, now: Date())
+                    // The tracked apps as known once the transaction has begun: a list read
+                    // before the transaction could be older than the lease allows.
+                    let batch = IngestBatch(
+                        jobs: jobs, influenceWindowSeconds: influenceWindowSeconds,
+                        tracking: ConversionTracking(trackedApps: catalog.trackedApps))
+                    return try batch.write(on: connection, now: Date())
                 }
                 return (outcomes, attempt)
+            } catch let needed as IngestBatch.ConversionDevicesNeeded where preparations < 5 {
+                preparations += 1
+                try ConversionDevices.prepare(needed.devices, on: connection)
             } catch let error as PostgresError
                 where attempt < 5
                 && (error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure)

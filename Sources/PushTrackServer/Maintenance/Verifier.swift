@@ -43,7 +43,7 @@ public struct Verifier {
     /// Rows read per round trip from the raw log.
     var fetchSize = 20_000
     /// Messages retention has dropped raw events of; read at the start of `run`.
-    private var retired = Set<MessageKey>()
+    var retired = Set<MessageKey>()
 
     public init(connection: PostgresConnection) {
         self.connection = connection
@@ -74,6 +74,8 @@ public struct Verifier {
                 + Rollup.contribution(of: state)
         }
         try compareRollups(expected, &summary)
+        try compareDelivery(expected, &summary)
+        try compareConversions(states, &summary)
         try compareUnattributed(&summary)
         try compareInfluence(&summary)
         try compareDeviceTotals(&summary)
@@ -97,7 +99,7 @@ public struct Verifier {
             SELECT app_id, COALESCE(attributed_message_id, message_id) AS message_id, device_id, category,
                    action, app_active, source, event_time, platform, app_version, locale
             FROM events
-            WHERE outcome NOT IN ('generic', 'unattributed')
+            WHERE outcome NOT IN ('generic', 'conversion', 'unattributed')
             ORDER BY event_seq
             """)
         var states: [PairKey: DeliveryState] = [:]

@@ -12,6 +12,8 @@ import PushTrackCore
 /// - `PUT /api/v1/campaigns/{campaignId}`
 /// - `GET /api/v1/reports/audience?appId=&environment=&from=&to=`
 /// - `GET /api/v1/reports/campaigns/{campaignId}/audience?appId=&environment=&from=&to=`
+/// - `GET /api/v1/reports/campaigns/{campaignId}/variants?metric=&conversion=&control=&appId=`
+/// - the conversion settings (`ReportRoutes+Conversions.swift`)
 ///
 /// Handlers check the token, then run their statements on the database pool and answer from
 /// there: nothing blocks an HTTP thread. They throw; ``Answers`` answers what they throw.
@@ -19,6 +21,8 @@ struct ReportRoutes: Sendable {
     let auth: BearerAuth
     let answers: Answers
     let maxBodyBytes: Int
+    /// This server's list of apps tracking conversions, refreshed when a declaration changes it.
+    let catalog: ConversionCatalog
 
     func register(on router: inout Router) {
         router.add("GET", "/api/v1/reports/campaigns") { request, responder in
@@ -56,6 +60,18 @@ struct ReportRoutes: Sendable {
                 return .json(bytes: try ReportJSON.encode(result))
             }
         }
+        router.add("GET", "/api/v1/reports/campaigns/{campaignId}/variants") {
+            request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let metric = try ReportStore.variantMetric(request.query["metric"])
+                let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
+                let report = try store.variants(
+                    appId: appId, campaignId: campaignId, metric: metric,
+                    conversion: request.query["conversion"], control: request.query["control"])
+                return .json(bytes: try ReportJSON.encode(report))
+            }
+        }
+        registerConversions(on: &router)
         router.add("GET", "/api/v1/reports/audience") { request, responder in
             serve(request, responder, role: .read) { grant, connection in
                 let store = ReportStore(connection)
@@ -99,7 +115,7 @@ struct ReportRoutes: Sendable {
 
     /// Authorizes, then runs `work` on a database thread and answers with its response or the
     /// error it throws.
-    private func serve(
+    func serve(
         _ request: HTTPRequest, _ responder: HTTPResponder, role: TokenRole,
         _ work: @escaping @Sendable (TokenGrant, PostgresConnection) throws -> HTTPResponse
     ) {
@@ -110,7 +126,7 @@ struct ReportRoutes: Sendable {
 
     /// The request body as JSON, read on the HTTP thread; its error is thrown by the work, after
     /// the token and the path are checked.
-    private func body(of request: HTTPRequest) -> Result<JSONValue, APIError> {
+    func body(of request: HTTPRequest) -> Result<JSONValue, APIError> {
         Result { () throws(APIError) in
             try RequestBody.checkHeaders(request)
             return try RequestBody.json(of: request, maxBodyBytes: maxBodyBytes)

@@ -18,6 +18,8 @@ public final class PushTrackService: Sendable {
     private let http: HTTPServer
     private let maintenance = ServiceThreads(name: "pushtrack-maintenance")
     private let compactor: ReportCompactor
+    /// The apps tracking conversions, as this process's writers know it.
+    let conversionCatalog = ConversionCatalog()
 
     /// Creates the service; `log` defaults to standard error at the configured level.
     public init(configuration: ServerConfiguration, log: Logger? = nil) {
@@ -32,7 +34,7 @@ public final class PushTrackService: Sendable {
             maxBytes: configuration.queueMaxBytes, commitMaxEvents: configuration.commitMaxEvents,
             writers: configuration.writers,
             influenceWindowSeconds: Double(configuration.influenceWindowHours) * 3600,
-            metrics: metrics, log: log)
+            catalog: conversionCatalog, metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, metrics: metrics, log: log)
         let answers = Answers(
@@ -52,8 +54,10 @@ public final class PushTrackService: Sendable {
         let metricsRoute = MetricsRoute(
             metrics: metrics, writer: writer, token: configuration.metricsToken)
         metricsRoute.register(on: &router)
-        ReportRoutes(auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes)
-            .register(on: &router)
+        ReportRoutes(
+            auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes,
+            catalog: conversionCatalog
+        ).register(on: &router)
         DashboardRoutes(
             auth: bearer, answers: answers, ttlSeconds: configuration.writeKeyCacheSeconds,
             secureCookies: configuration.secureCookies
@@ -79,6 +83,7 @@ public final class PushTrackService: Sendable {
 
     /// Starts the writer, maintenance and the HTTP server. Throws when the port cannot be bound.
     public func start() throws {
+        conversionCatalog.start(pool: pool, log: log)
         writer.start()
         try http.start()
         scheduleMaintenance()
@@ -92,12 +97,14 @@ public final class PushTrackService: Sendable {
         log.info("shutting down", ["in_flight": String(http.inFlight)])
         maintenance.stop()
         compactor.stop()
+        conversionCatalog.stop()
         http.shutdown(grace: grace)
         writer.shutdown(timeout: grace)
         pool.shutdown()
         // The compactor's run in progress ended with the pool; a maintenance run has its own
         // connection and is given the grace time.
         compactor.join()
+        conversionCatalog.join()
         maintenance.join(timeout: grace)
         log.info("stopped")
     }
