@@ -2,10 +2,13 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run test build release deps bench bench-ingest bench-reports bench-accuracy bench-overload bench-slow fuzz screenshots format clean-data
+.PHONY: run run-cluster test build release deps bench bench-ingest bench-reports bench-accuracy bench-overload bench-slow bench-slowloris fuzz screenshots format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
+
+run-cluster: deps  ## the production shape: PostgreSQL, COLLECTORS (2) collectors, HAProxy with TLS on TLS_PORT (8443)
+	scripts/run-cluster.sh
 
 test: deps         ## throwaway PostgreSQL, swift build, swift test; the cluster is stopped even on failure
 	scripts/test.sh
@@ -36,6 +39,9 @@ bench-overload:    ## offered load far above capacity: 503 with Retry-After, pea
 
 bench-slow:        ## 1,000 idle and trickling connections beside normal traffic: p99 latency
 	loadtest/slow_clients.sh
+
+bench-slowloris:   ## slowhttptest's 10,000 trickling-header connections against HAProxy and a bare collector
+	loadtest/slowloris.sh
 
 fuzz:              ## fuzz the request decoder with libFuzzer for FUZZ_SECONDS (60)
 	scripts/fuzz.sh $(or $(FUZZ_SECONDS),60)

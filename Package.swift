@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .executable(name: "pushtrack", targets: ["pushtrack"]),
         .executable(name: "pushtrack-sim", targets: ["pushtrack-sim"]),
+        .executable(name: "pushtrack-emit", targets: ["pushtrack-emit"]),
+        .library(name: "PushTrackClient", targets: ["PushTrackClient"]),
     ],
     targets: [
         // C bridges: a module map and a shim header each, nothing else.
@@ -30,7 +32,7 @@ let package = Package(
         // PostgreSQL over libpq.
         .target(name: "PostgresClient", dependencies: ["CLibPQ", "Lifecycle"]),
         // HTTP/1.1 over libmicrohttpd, and gzip bodies over zlib.
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib"]),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "CZlib", "Lifecycle"]),
         // The application: configuration, migrations, ingestion, auth, routes.
         // The dashboard's pages, SVG charts, forms and cookie: rendering only, no I/O.
         .target(name: "Dashboard", dependencies: ["PushTrackCore"]),
@@ -44,6 +46,11 @@ let package = Package(
         .target(name: "HTTPClient"),
         // Helpers shared by the live tests: throwaway databases and clusters.
         .target(name: "PushTrackTesting", dependencies: ["PostgresClient", "HTTPClient"]),
+
+        // The apps' reporting half (README "Reporting from the apps"): Foundation only, so that
+        // it builds for iOS and is tested here; and its command for scripts and other clients.
+        .target(name: "PushTrackClient"),
+        .executableTarget(name: "pushtrack-emit", dependencies: ["PushTrackClient"]),
 
         // The traffic simulator (loadtest/README.md): the seeded client model and its ground
         // truth (no I/O), the engine that sends it and checks the reports, and its command.
@@ -65,7 +72,14 @@ let package = Package(
             dependencies: ["SimulatorEngine", "PushTrackTesting", "HTTPClient"]),
         .testTarget(
             name: "PostgresClientTests", dependencies: ["PostgresClient", "PushTrackTesting"]),
-        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "PushTrackTesting"]),
+        .testTarget(
+            name: "HTTPServerTests", dependencies: ["HTTPServer", "HTTPClient", "Lifecycle"]),
+        .testTarget(
+            name: "PushTrackClientTests",
+            // HTTPServer for its zlib inflater: the client's own gzip is checked against it.
+            dependencies: [
+                "PushTrackClient", "PushTrackTesting", "PostgresClient", "HTTPServer", "HTTPClient",
+            ]),
         .testTarget(
             name: "PushTrackServerTests",
             dependencies: ["PushTrackServer", "PushTrackTesting", "PostgresClient", "HTTPClient"],

@@ -72,13 +72,51 @@ private func checkHeaders(_ bytes: [UInt8]) {
     let device = DeviceContext.fromHeaders(
         deviceInfo: header, version: header, build: header, acceptLanguage: header)
     if let deviceId = device.deviceId {
-        precondition(!deviceId.isEmpty && deviceId.count <= DeviceContext.Limit.deviceId)
+        precondition(!deviceId.isEmpty && deviceId.count <= DeviceContext.Limit.pushToken)
         precondition(deviceId.utf8.allSatisfy { $0 >= 0x20 && $0 != 0x7F })
+        if deviceId.count > DeviceContext.Limit.deviceId {
+            precondition(
+                (try? DeviceTokenRequest.token(.string(deviceId))) == deviceId,
+                "a device id past 128 characters is a push token")
+        }
     }
     if let locale = device.locale {
         precondition(!locale.isEmpty && locale.utf8.count <= DeviceContext.Limit.locale)
     }
     precondition(device.sanitized() == device, "fromHeaders keeps only clean values")
+    checkDeviceInfoEncodings(bytes)
+}
+
+/// `Device-Info` reads the same object whether it is sent as it is, percent-encoded or
+/// base64-encoded (both alphabets, with and without padding); anything else is ignored.
+private func checkDeviceInfoEncodings(_ bytes: [UInt8]) {
+    let header = String(decoding: bytes, as: UTF8.self)
+    let direct = DeviceContext.deviceInfoObject(header)
+    if let direct {
+        guard case .object = direct else {
+            preconditionFailure("Device-Info decodes to an object or to nothing")
+        }
+    }
+    _ = Base64.decode(bytes)
+    let utf8 = Array(header.utf8)
+    let standard = Data(utf8).base64EncodedString()
+    let url = standard.replacingOccurrences(of: "+", with: "-")
+        .replacingOccurrences(of: "/", with: "_")
+    let unpadded = url.replacingOccurrences(of: "=", with: "")
+    for encoded in [standard, url, unpadded] {
+        precondition(Base64.decode(Array(encoded.utf8)) == utf8, "base64 round trip")
+    }
+    // Only a header that is a JSON object as it stands (not itself an encoded form) reads the
+    // same once encoded. (Spaces the header trims are JSON whitespace: they change nothing.)
+    guard let direct, let plain = try? JSONParser.parse(utf8, maxDepth: 8), plain == direct
+    else { return }
+    let percent = utf8.map { byte in
+        "%" + String(byte >> 4, radix: 16) + String(byte & 0x0F, radix: 16)
+    }.joined()
+    for encoded in [standard, url, unpadded, percent] {
+        precondition(
+            DeviceContext.deviceInfoObject(encoded) == direct, "an encoding reads differently")
+    }
 }
 
 /// Inflating arbitrary bytes fails cleanly or stays under the limit; small inputs round-trip.

@@ -28,14 +28,9 @@ echo "bench: (a) single events, $CONNECTIONS connections, ${DURATION}s" >&2
 a=$(run_wrk 1 0 "$DURATION")
 a_rps=$(field "$a" rps)
 # Half of (a)'s rate: each connection pauses between requests so that together they offer
-# a_rps / 2. A short calibration run measures the time a request itself takes at that load, and
-# the pause is shortened by it.
+# a_rps / 2.
 target=$(python3 -c "print($a_rps / 2)")
-first_delay=$(python3 -c "print(max(0, round($CONNECTIONS * 1000 / $target)))")
-calibration=$(run_wrk 1 "$first_delay" 3)
-half_delay=$(python3 -c "
-cycle = $CONNECTIONS * 1000 / $(field "$calibration" rps)
-print(max(0, round($CONNECTIONS * 1000 / $target - (cycle - $first_delay))))")
+half_delay=$(half_rate_delay "$a")
 echo "bench: (h) single events paced to half of (a) ($target req/s), ${DURATION}s" >&2
 h=$(run_wrk 1 "$half_delay" "$DURATION")
 echo "bench: (b) 50-event batches, $CONNECTIONS connections, ${DURATION}s" >&2

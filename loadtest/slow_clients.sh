@@ -22,15 +22,8 @@ single() { run_wrk 1 "$1" "$2"; }
 
 echo "slow: measuring the maximum single-event rate" >&2
 max=$(single 0 5)
-# Each connection pauses so that together they offer half the maximum; a short calibration run
-# measures what a request itself takes at that load, and the pause is shortened by it (as
-# bench.sh paces (h)).
-target=$(python3 -c "print($(field "$max" rps) / 2)")
-first=$(python3 -c "print(round(64 * 1000 / $target))")
-calibration=$(single "$first" 3)
-delay=$(python3 -c "
-cycle = 64 * 1000 / $(field "$calibration" rps)
-print(max(0, round(64 * 1000 / $target - (cycle - $first))))")
+# Each connection pauses so that together they offer half the maximum (as bench.sh paces (h)).
+delay=$(half_rate_delay "$max")
 echo "slow: (1) paced to half of $(field "$max" rps) req/s, no slow clients, ${DURATION}s" >&2
 base=$(single "$delay" "$DURATION")
 echo "slow: (2) the same with $SLOW slow connections held open" >&2

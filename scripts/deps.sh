@@ -3,10 +3,13 @@
 # Safe to run again: it only calls apt-get when a package is absent.
 set -euo pipefail
 
-# haproxy: the accuracy tests run two collectors behind it.
-packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev curl haproxy)
+# haproxy: the accuracy tests run two collectors behind it, and `make run-cluster` (with the
+# tests of it) puts it in front with TLS; openssl makes its development certificate.
+# libssl-dev: libcrypto's SHA-256 (Sources/CLibCrypto).
+packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev curl haproxy openssl)
 if [[ "${1:-}" == "--bench" ]]; then
-    packages+=(wrk procps)
+    # slowhttptest: loadtest/slowloris.sh.
+    packages+=(wrk procps slowhttptest)
 fi
 if [[ "${1:-}" == "--dashboard" ]]; then
     # scripts/dashboard-screenshots.sh: a real browser, and a venv for websocket-client.

@@ -62,11 +62,18 @@ static inline size_t pt_mhd_unescape(void *cls, struct MHD_Connection *connectio
 /// interface. A `connection_memory_limit` of 0 leaves libmicrohttpd's default. Returns NULL with
 /// `errno` set on failure (EINVAL for an unparsable address; the bind's errno otherwise).
 /// `logger` receives libmicrohttpd's messages as a printf format and its arguments.
+/// `connections` hears of every connection opened and closed (`MHD_OPTION_NOTIFY_CONNECTION`),
+/// `request_line` of every request line parsed, before its header fields
+/// (`MHD_OPTION_URI_LOG_CALLBACK`; it must return NULL): with them the server closes the
+/// connections whose header block is late.
 static inline struct MHD_Daemon *pt_mhd_start(
     unsigned int flags, uint16_t port, const char *bind_address,
     MHD_AccessHandlerCallback handler, void *handler_context,
     MHD_RequestCompletedCallback completed, void *completed_context,
     MHD_LogCallback logger, void *logger_context,
+    MHD_NotifyConnectionCallback connections, void *connections_context,
+    void *(*request_line)(void *cls, const char *uri, struct MHD_Connection *connection),
+    void *request_line_context,
     unsigned int thread_pool_size, unsigned int connection_limit,
     unsigned int connection_timeout_seconds, size_t connection_memory_limit)
 {
@@ -102,6 +109,8 @@ static inline struct MHD_Daemon *pt_mhd_start(
         /* First, so that no message of the start itself goes to standard error. */
         MHD_OPTION_EXTERNAL_LOGGER, logger, logger_context,
         MHD_OPTION_NOTIFY_COMPLETED, completed, completed_context,
+        MHD_OPTION_NOTIFY_CONNECTION, connections, connections_context,
+        MHD_OPTION_URI_LOG_CALLBACK, request_line, request_line_context,
         MHD_OPTION_THREAD_POOL_SIZE, thread_pool_size,
         MHD_OPTION_CONNECTION_LIMIT, connection_limit,
         MHD_OPTION_CONNECTION_TIMEOUT, connection_timeout_seconds,
@@ -128,6 +137,40 @@ static inline int pt_mhd_connection_fd(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info =
         MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info == NULL ? -1 : info->connect_fd;
+}
+
+/// What the connection-notification callback stored for the connection, or NULL.
+static inline void *pt_mhd_socket_context(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return info == NULL ? NULL : info->socket_context;
+}
+
+/// The client's address as text (the peer of the socket: a proxy's when one is in front) into
+/// `buffer` of `size` bytes (INET6_ADDRSTRLEN fits every one); an empty string when unknown.
+static inline void pt_mhd_client_address(
+    struct MHD_Connection *connection, char *buffer, size_t size)
+{
+    const union MHD_ConnectionInfo *info =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    buffer[0] = '\0';
+    if (info == NULL || info->client_addr == NULL) return;
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, buffer, size);
+    } else if (address->sa_family == AF_INET6) {
+        const struct in6_addr *v6 = &((const struct sockaddr_in6 *)address)->sin6_addr;
+        /* An IPv4 client of a dual-stack socket is logged as IPv4. */
+        if (IN6_IS_ADDR_V4MAPPED(v6)) {
+            inet_ntop(AF_INET, &v6->s6_addr[12], buffer, size);
+        } else {
+            inet_ntop(AF_INET6, v6, buffer, size);
+        }
+    }
+}
+
+static inline enum MHD_ConnectionNotificationCode pt_mhd_connection_started(void) {
+    return MHD_CONNECTION_NOTIFY_STARTED;
 }
 
 /// A response holding its own copy of `size` bytes of `buffer`.

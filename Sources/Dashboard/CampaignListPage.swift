@@ -1,8 +1,8 @@
 import Foundation
 import PushTrackCore
 
-/// `GET /dashboard`: every campaign the token sees, with sent, delivered, delivery rate,
-/// opened and open rate, sortable by any column (header links), limited to a range of first
+/// `GET /dashboard`: every campaign the token sees, with its notice type (by name), sent,
+/// delivered, delivery rate, opened and open rate, sortable by any column (header links), limited to a range of first
 /// sends (`from`/`to`), times in the chosen zone.
 public struct CampaignListPage: Sendable {
     public var list: CampaignList
@@ -83,6 +83,7 @@ public struct CampaignListPage: Sendable {
                 <tr data-campaign="\(campaign.campaignId)" data-app="\(campaign.appId)">\
                 <td class="name"><a href="\(link(campaign))">\(label)</a>\
                 <small>\(campaign.campaignId)</small></td>\(app)\
+                \(TableCell.noticeType(campaign.noticeType, wide: true))\
                 \(TableCell.text(DisplayFormat.time(campaign.firstSentAt, in: zone), "First sent", wide: true))\
                 \(TableCell.count("messageCount", campaign.messageCount, "Messages", wide: true))\
                 \(Self.metricColumns.map { $0.cell(campaign.metrics) })</tr>
@@ -104,6 +105,7 @@ public struct CampaignListPage: Sendable {
             : """
             <div class="scroll"><table class="campaigns stack"><thead><tr>\
             \(header(.campaign, numeric: false))\(appHeader)\
+            \(TableCell.header("Type", numeric: false, wide: true))\
             \(header(.firstSent, numeric: false, wide: true))\
             \(header(.messages, wide: true))\
             \(header(.sent))\(header(.delivered))\(header(.deliveryRate))\

@@ -72,7 +72,11 @@ public struct CampaignPage: Sendable {
     private var subtitle: HTML {
         let summary = report.summary
         var parts: [HTML] = ["\(summary.campaignId)", "app \(summary.appId)"]
-        if let type = summary.noticeType { parts.append("\(type)") }
+        if let type = summary.noticeType {
+            parts.append(
+                "type <span data-field=\"noticeType\" data-value=\"\(type.text)\">\(type.displayName)</span>"
+            )
+        }
         parts.append("first sent \(DisplayFormat.time(summary.firstSentAt, in: zone))")
         parts.append(
             "\(String(summary.messageCount)) message\(summary.messageCount == 1 ? "" : "s")")

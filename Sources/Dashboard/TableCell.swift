@@ -1,3 +1,5 @@
+import PushTrackCore
+
 /// Table cells of report numbers: the value as the reader sees it, and as the JSON report has
 /// it in `data-field` / `data-value` (the JSON field name and its exact value, empty for
 /// `null`), so that a test, or a curious reader, can check the page against the API.
@@ -25,6 +27,16 @@ public enum TableCell {
     public static func text(_ text: String, _ label: String, wide: Bool = false) -> HTML {
         let attribute: HTML = wide ? " class=\"wide\"" : ""
         return "<td\(attribute) data-label=\"\(label)\">\(text)</td>"
+    }
+
+    /// A campaign's notice type by name (``NoticeType/displayName``: the code where it has no
+    /// name), with the JSON `noticeType` value in `data-value`; `-` when it has none.
+    public static func noticeType(_ type: NoticeType?, wide: Bool = false) -> HTML {
+        let attribute: HTML = wide ? " class=\"wide\"" : ""
+        return """
+            <td\(attribute) data-label="Type" data-field="noticeType" \
+            data-value="\(type?.text ?? "")">\(type?.displayName ?? "-")</td>
+            """
     }
 
     private static func cell(_ field: String, _ value: MetricValue, _ label: String, _ wide: Bool)

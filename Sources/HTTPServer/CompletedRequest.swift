@@ -20,6 +20,8 @@ public struct CompletedRequest: Sendable {
     public let requestId: String
     /// Fields a handler added with ``HTTPResponder/note(_:_:)`` (e.g. the app id).
     public let notes: [(String, String)]
+    /// The client's address (see ``HTTPRequest/clientAddress``).
+    public let clientAddress: String
 }
 
 /// Called once per answered request; see ``CompletedRequest``.

@@ -19,13 +19,16 @@ public struct HTTPRequest: Sendable {
     public let receivedAt: Date
     /// The client's `X-Request-Id` when sane, else one the server made; the response echoes it.
     public let requestId: String
+    /// The client's address: the connection's peer, or the client a trusted proxy named in
+    /// `X-Forwarded-For` (`HTTPServerConfiguration.trustedProxies`); empty when unknown.
+    public let clientAddress: String
 
     /// Creates a request; the server builds these, tests may too.
     public init(
         method: String, path: String, query: [String: String] = [:],
         headers: HTTPHeaders = HTTPHeaders(), body: [UInt8] = [],
         pathParameters: [String: String] = [:], receivedAt: Date = Date(),
-        requestId: String = ""
+        requestId: String = "", clientAddress: String = ""
     ) {
         self.method = method
         self.path = path
@@ -35,5 +38,6 @@ public struct HTTPRequest: Sendable {
         self.pathParameters = pathParameters
         self.receivedAt = receivedAt
         self.requestId = requestId
+        self.clientAddress = clientAddress
     }
 }

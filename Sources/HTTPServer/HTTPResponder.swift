@@ -36,3 +36,15 @@ public final class HTTPResponder: Sendable {
 /// Handlers run on the server's I/O threads, so they must not block: slow work goes elsewhere
 /// and answers through the responder when done.
 public typealias HTTPHandler = @Sendable (HTTPRequest, HTTPResponder) -> Void
+
+/// A route's check of a request's header block, before its body is read: nil lets the body be
+/// read and the handler run; a response refuses the request with it.
+///
+/// The request it sees has every field but `body` (empty). It runs on the I/O thread for every
+/// request of its route, so it must be cheap and must not block: a missing credential, a content
+/// type or encoding the handler would refuse, a server that is stopping or full. The server then
+/// discards the body as it arrives (up to `HTTPServerConfiguration.drainMaxBytes`) and sends the
+/// refusal once the body is complete, so that clients that write the whole body before reading
+/// the answer (no `Expect: 100-continue`) read it; a client that sent `Expect: 100-continue` gets
+/// it at once and never sends the body.
+public typealias HTTPAdmission = @Sendable (HTTPRequest) -> HTTPResponse?

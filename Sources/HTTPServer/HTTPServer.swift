@@ -21,19 +21,23 @@ public final class HTTPServer: Sendable {
     private let phase = Mutex(Phase.idle)
     /// Responses by route and status and durations by route, counted from the start.
     public let metrics: HTTPMetrics
+    private let series: HTTPMetrics.Series
 
-    /// Creates a server; nothing listens until `start()`. `observer` hears of every answered
-    /// request (for access logs), `diagnostics` of every message of libmicrohttpd itself (the
-    /// requests it refuses before any handler sees them among them).
+    /// Creates a server; nothing listens until `start()`. `metrics` (made by the caller, who
+    /// may render it, e.g. on `/metrics`) is bound to `router`'s routes here. `observer` hears
+    /// of every answered request (for access logs), `diagnostics` of every message of
+    /// libmicrohttpd itself (the requests it refuses before any handler sees them among them).
     public init(
-        configuration: HTTPServerConfiguration, router: Router, observer: RequestObserver? = nil,
+        configuration: HTTPServerConfiguration, router: Router,
+        metrics: HTTPMetrics = HTTPMetrics(), observer: RequestObserver? = nil,
         diagnostics: DiagnosticObserver? = nil
     ) {
         self.configuration = configuration
         self.router = router
         self.observer = observer
         self.diagnostics = diagnostics
-        self.metrics = HTTPMetrics(routes: router.routeLabels)
+        self.metrics = metrics
+        self.series = metrics.bind(routes: router.routeLabels)
     }
 
     /// Binds the port and starts serving.
@@ -46,7 +50,7 @@ public final class HTTPServer: Sendable {
             OpenFileLimit.raise(toFit: configuration.connectionLimit)
             phase = .running(
                 try MicroHTTPDaemon(
-                    configuration: configuration, router: router, metrics: metrics,
+                    configuration: configuration, router: router, metrics: series,
                     observer: observer, diagnostics: diagnostics))
         }
     }
@@ -71,13 +75,7 @@ public final class HTTPServer: Sendable {
     /// Requests received and not yet completed: from their header block until their response
     /// has been sent or their connection closed.
     public var inFlight: Int {
-        phase.withLock { phase in
-            switch phase {
-            case .idle: 0
-            case .running(let daemon), .stopped(let daemon):
-                daemon.context.inFlight.load(ordering: .sequentiallyConsistent)
-            }
-        }
+        series.inFlight.load(ordering: .sequentiallyConsistent)
     }
 
     /// Stops accepting connections, lets requests in flight finish for up to `grace`, then
@@ -99,7 +97,7 @@ public final class HTTPServer: Sendable {
         context.draining.store(true, ordering: .sequentiallyConsistent)
         daemon.quiesce()
 
-        let idle = { context.inFlight.load(ordering: .sequentiallyConsistent) == 0 }
+        let idle = { context.metrics.inFlight.load(ordering: .sequentiallyConsistent) == 0 }
         _ = waitUntil(ContinuousClock.now + grace, for: idle)
         daemon.stop(flushing: .milliseconds(500))
     }

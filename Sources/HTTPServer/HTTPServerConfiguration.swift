@@ -14,15 +14,34 @@ public struct HTTPServerConfiguration: Sendable {
     public var connectionTimeoutSeconds: Int = 30
     /// The largest request body accepted, enforced while reading.
     ///
-    /// A `Content-Length` above it gets 413 before the body is read; a chunked body gets 413 as
-    /// soon as it passes the limit, and the connection is closed.
+    /// A body above it gets 413 `payload_too_large` (see `drainMaxBytes` for when), and the
+    /// connection is closed after it.
     public var maxBodyBytes: Int = 1 << 20
+    /// The most body bytes read and thrown away so that a refused client reads its refusal.
+    ///
+    /// A request refused before its body is read (a body over `maxBodyBytes`, a route's
+    /// ``HTTPAdmission`` refusal) is answered once its body has arrived, the body discarded as it
+    /// comes, when the client did not send `Expect: 100-continue` (URLSession, OkHttp and
+    /// Python's http.client write the whole body before reading: answered at once, they would
+    /// get a connection reset instead). A declared length above this bound is answered at once;
+    /// a chunked body that passes it gets its refusal written as it stands and the connection
+    /// closed. 0 answers every refusal at once.
+    public var drainMaxBytes: Int = 4 << 20
+    /// Seconds a connection has to send a complete header block: from its opening for the first
+    /// request, from each request line for the next ones (like HAProxy's `timeout
+    /// http-request`). Connections that trickle their header fields (slowloris) are closed then,
+    /// so they cannot hold every slot of `connectionLimit`.
+    public var headerTimeoutSeconds: Int = 5
+    /// Proxies whose `X-Forwarded-For` names the client (addresses or CIDR networks, e.g.
+    /// `127.0.0.1`, `10.0.0.0/8`); see ``TrustedProxies``.
+    public var trustedProxies: [String] = []
 
     /// Creates a configuration; every value has a default.
     public init(
         port: UInt16 = 8080, bindAddress: String? = nil, threads: Int = 2,
         connectionLimit: Int = 4096, connectionTimeoutSeconds: Int = 30,
-        maxBodyBytes: Int = 1 << 20
+        maxBodyBytes: Int = 1 << 20, drainMaxBytes: Int = 4 << 20, headerTimeoutSeconds: Int = 5,
+        trustedProxies: [String] = []
     ) {
         self.port = port
         self.bindAddress = bindAddress
@@ -30,6 +49,9 @@ public struct HTTPServerConfiguration: Sendable {
         self.connectionLimit = connectionLimit
         self.connectionTimeoutSeconds = connectionTimeoutSeconds
         self.maxBodyBytes = maxBodyBytes
+        self.drainMaxBytes = drainMaxBytes
+        self.headerTimeoutSeconds = headerTimeoutSeconds
+        self.trustedProxies = trustedProxies
     }
 
     /// Checks every value, naming the first bad one.
@@ -49,6 +71,14 @@ public struct HTTPServerConfiguration: Sendable {
         guard maxBodyBytes >= 0 else {
             throw bad("maxBodyBytes must not be negative, got \(maxBodyBytes)")
         }
+        guard drainMaxBytes >= 0 else {
+            throw bad("drainMaxBytes must not be negative, got \(drainMaxBytes)")
+        }
+        guard (1...3600).contains(headerTimeoutSeconds) else {
+            throw bad(
+                "headerTimeoutSeconds must be between 1 and 3600, got \(headerTimeoutSeconds)")
+        }
+        _ = try TrustedProxies.parse(trustedProxies).get()
         if let bindAddress {
             var address = in6_addr()
             guard

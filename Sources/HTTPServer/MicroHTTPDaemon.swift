@@ -22,19 +22,20 @@ final class MicroHTTPDaemon: Sendable {
     private let handle: Mutex<Handle>
 
     init(
-        configuration: HTTPServerConfiguration, router: Router, metrics: HTTPMetrics,
+        configuration: HTTPServerConfiguration, router: Router, metrics: HTTPMetrics.Series,
         observer: RequestObserver?, diagnostics: DiagnosticObserver?
     ) throws(HTTPServerError) {
         try configuration.validate()
         let context = ServerContext(
-            router: router, maxBodyBytes: configuration.maxBodyBytes, metrics: metrics,
+            router: router, configuration: configuration, metrics: metrics,
             observer: observer, diagnostics: diagnostics)
         let opaqueContext = Unmanaged.passUnretained(context).toOpaque()
         let start = { (address: UnsafePointer<CChar>?) in
             pt_mhd_start(
                 pt_mhd_server_flags(), configuration.port, address,
                 accessHandler, opaqueContext, requestCompleted, opaqueContext,
-                daemonMessage, opaqueContext,
+                daemonMessage, opaqueContext, connectionNotice, opaqueContext,
+                requestLineParsed, opaqueContext,
                 UInt32(configuration.threads), UInt32(configuration.connectionLimit),
                 UInt32(configuration.connectionTimeoutSeconds), 0)
         }
@@ -51,6 +52,7 @@ final class MicroHTTPDaemon: Sendable {
         self.context = context
         self.port = pt_mhd_bound_port(daemon)
         self.handle = Mutex(Handle(daemon: daemon))
+        context.deadlines.start()
     }
 
     deinit {
@@ -93,10 +95,11 @@ final class MicroHTTPDaemon: Sendable {
         }
         guard let daemon = taken.daemon else { return }
         context.closing.store(true, ordering: .sequentiallyConsistent)
-        context.answerUnanswered(with: ServerContext.shuttingDown)
+        context.answerUnanswered(with: .shuttingDown())
         _ = waitUntil(ContinuousClock.now + flushing) {
-            context.inFlight.load(ordering: .sequentiallyConsistent) == 0
+            context.metrics.inFlight.load(ordering: .sequentiallyConsistent) == 0
         }
+        context.deadlines.stop()
         MHD_stop_daemon(daemon)
         if let socket = taken.quiescedSocket { close(socket) }
     }
@@ -105,33 +108,40 @@ final class MicroHTTPDaemon: Sendable {
 /// What every callback of one daemon shares.
 final class ServerContext: Sendable {
     let router: Router
-    let maxBodyBytes: Int
-    let metrics: HTTPMetrics
+    let limits: RequestStateMachine.Limits
+    let metrics: HTTPMetrics.Series
     let observer: RequestObserver?
     let diagnostics: DiagnosticObserver?
-    /// Requests whose header block has arrived and whose connection has not completed them.
-    let inFlight = Atomic<Int>(0)
+    let trustedProxies: TrustedProxies
+    /// Closes connections whose header block is late.
+    let deadlines: HeaderDeadlines
     /// Set when shutdown begins: responses then carry `Connection: close`.
     let draining = Atomic<Bool>(false)
     /// Set just before the daemon stops: handlers that do not answer at once get a 503 instead
     /// of a suspended connection.
     let closing = Atomic<Bool>(false)
-
-    /// The answer for requests the server gives up on because it is stopping.
-    static let shuttingDown = HTTPResponse.error(
-        status: 503, error: "shutting_down", message: "The server is shutting down.",
-        headers: [("Retry-After", "1")])
     private let live = Mutex<[ObjectIdentifier: RequestContext]>([:])
 
     init(
-        router: Router, maxBodyBytes: Int, metrics: HTTPMetrics, observer: RequestObserver?,
-        diagnostics: DiagnosticObserver?
+        router: Router, configuration: HTTPServerConfiguration, metrics: HTTPMetrics.Series,
+        observer: RequestObserver?, diagnostics: DiagnosticObserver?
     ) {
         self.router = router
-        self.maxBodyBytes = maxBodyBytes
+        self.limits = RequestStateMachine.Limits(
+            maxBodyBytes: configuration.maxBodyBytes, drainMaxBytes: configuration.drainMaxBytes)
         self.metrics = metrics
         self.observer = observer
         self.diagnostics = diagnostics
+        // Validated before the daemon is made.
+        self.trustedProxies =
+            (try? TrustedProxies.parse(configuration.trustedProxies).get()) ?? .none
+        self.deadlines = HeaderDeadlines(
+            timeout: configuration.headerTimeoutSeconds,
+            idleAllowance: configuration.connectionTimeoutSeconds
+                + configuration.headerTimeoutSeconds
+        ) { [metrics] closed in
+            metrics.headerTimeouts.add(closed, ordering: .relaxed)
+        }
     }
 
     /// Counts a request libmicrohttpd refused itself and hands every message on.
@@ -145,23 +155,24 @@ final class ServerContext: Sendable {
         let seconds = Date().timeIntervalSince(request.receivedAt)
         metrics.record(route: request.route, status: response.status, seconds: seconds)
         guard let observer else { return }
-        let (notes, bytes) = request.state.withLock { ($0.notes, $0.bodyBytes) }
+        let (notes, bytes) = request.state.withLock { ($0.notes, $0.machine.bodyBytes) }
         observer(
             CompletedRequest(
                 method: request.method, path: request.path,
                 route: request.route.map { metrics.routes[$0].pattern }, status: response.status,
                 seconds: seconds, requestBytes: bytes, responseBytes: response.body.count,
-                requestId: request.requestId, notes: notes))
+                requestId: request.requestId, notes: notes,
+                clientAddress: request.clientAddress))
     }
 
     fileprivate func began(_ request: RequestContext) {
         live.withLock { $0[ObjectIdentifier(request)] = request }
-        inFlight.add(1, ordering: .sequentiallyConsistent)
+        metrics.inFlight.add(1, ordering: .sequentiallyConsistent)
     }
 
     fileprivate func ended(_ request: RequestContext) {
         live.withLock { $0[ObjectIdentifier(request)] = nil }
-        inFlight.subtract(1, ordering: .sequentiallyConsistent)
+        metrics.inFlight.subtract(1, ordering: .sequentiallyConsistent)
     }
 
     /// Answers every request whose handler has not answered yet with `response`, resuming the
@@ -172,32 +183,15 @@ final class ServerContext: Sendable {
     }
 }
 
-/// The state of one request from its header block to the connection completing it.
+/// One request from its header block to the connection completing it: what the header block
+/// said, and its ``RequestStateMachine`` behind a lock.
 ///
-/// The I/O thread that owns the connection drives it through `receiving`, `handling` and
-/// either `answered` or `suspended`; `respond` may come from any thread at any point, and the
-/// lock decides who queues the response and whether the connection must be resumed.
+/// The I/O thread that owns the connection feeds the machine; `respond` may come from any
+/// thread at any point, and the lock decides who queues the response and whether the
+/// connection must be resumed.
 final class RequestContext: Sendable {
-    enum Phase {
-        /// Body bytes are still arriving.
-        case receiving
-        /// The handler is running on the I/O thread.
-        case handling
-        /// The handler returned without answering; the connection is suspended.
-        case suspended
-        /// A response waits for the I/O thread to queue it.
-        case ready(HTTPResponse)
-        /// A response was queued (or the connection is being dropped).
-        case answered
-        /// libmicrohttpd completed the request; the connection pointer is gone.
-        case closed
-    }
-
     struct State {
-        var phase = Phase.receiving
-        var body: [UInt8] = []
-        /// The body's size, kept for the access log once the body is handed over.
-        var bodyBytes = 0
+        var machine: RequestStateMachine
         /// Fields the handler added for the access log.
         var notes: [(String, String)] = []
         /// Valid until `requestCompleted`, which clears it under the lock.
@@ -209,26 +203,47 @@ final class RequestContext: Sendable {
     /// The method (upper case) and decoded path, as the header block gave them.
     let method: String
     let path: String
+    let query: [String: String]
     let requestId: String
     /// The header block, collected once when it arrives.
     let headers: HTTPHeaders
+    /// The client: the peer, or the `X-Forwarded-For` client when the peer is a trusted proxy.
+    let clientAddress: String
     /// The matched route's index in the router, nil when none matched.
     let route: Int?
     /// The handler to run once the body is complete, or the 404/405 to send.
     let resolution: Router.Resolution
+    let admission: HTTPAdmission?
 
     init(
-        connection: OpaquePointer, method: String, path: String, headers: HTTPHeaders,
-        located: (index: Int?, resolution: Router.Resolution)
+        connection: OpaquePointer, method: String, path: String, query: [String: String],
+        headers: HTTPHeaders, clientAddress: String, located: Router.Location,
+        limits: RequestStateMachine.Limits
     ) {
-        state = Mutex(State(connection: ConnectionHandle(pointer: connection)))
+        state = Mutex(
+            State(
+                machine: RequestStateMachine(limits: limits),
+                connection: ConnectionHandle(pointer: connection)))
         self.method = method
         self.path = path
+        self.query = query
         self.headers = headers
+        self.clientAddress = clientAddress
         self.requestId =
             RequestID.sanitized(headers.values("X-Request-Id").first) ?? RequestID.make()
         self.route = located.index
         self.resolution = located.resolution
+        self.admission = located.admission
+    }
+
+    /// The request as a handler (with `body`) or an admission check (body empty) sees it.
+    func request(body: [UInt8]) -> HTTPRequest {
+        var parameters: [String: String] = [:]
+        if case .matched(_, let matched) = resolution { parameters = matched }
+        return HTTPRequest(
+            method: method, path: path, query: query, headers: headers, body: body,
+            pathParameters: parameters, receivedAt: receivedAt, requestId: requestId,
+            clientAddress: clientAddress)
     }
 
     /// The responder's note target.
@@ -239,18 +254,10 @@ final class RequestContext: Sendable {
     /// The responder's target: the first answer wins, later ones are ignored.
     func respond(_ response: HTTPResponse) {
         state.withLock { state in
-            switch state.phase {
-            case .handling:
-                // Still inside the handler on the I/O thread, which queues it when it returns.
-                state.phase = .ready(response)
-            case .suspended:
-                state.phase = .ready(response)
-                // Under the lock: the I/O thread suspended before setting `.suspended`, and the
-                // completion callback cannot clear the pointer while we hold the lock.
-                if let connection = state.connection { MHD_resume_connection(connection.pointer) }
-            case .receiving, .ready, .answered, .closed:
-                break
-            }
+            guard case .resume = state.machine.respond(response) else { return }
+            // Under the lock: the I/O thread suspended before the machine said `.suspended`,
+            // and the completion callback cannot clear the pointer while we hold the lock.
+            if let connection = state.connection { MHD_resume_connection(connection.pointer) }
         }
     }
 }
@@ -267,7 +274,8 @@ struct ConnectionHandle: @unchecked Sendable {
 // MARK: - Callbacks (plain functions: libmicrohttpd calls them on its own threads)
 
 /// libmicrohttpd's access handler, called once when the header block has arrived, once per
-/// piece of body, once when the body is complete, and again after every resume.
+/// piece of body, once when the body is complete, and again after every resume: each call is
+/// one input of the request's state machine, whose action is performed here.
 private func accessHandler(
     _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     _ url: UnsafePointer<CChar>?, _ method: UnsafePointer<CChar>?,
@@ -279,127 +287,135 @@ private func accessHandler(
     let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
 
     guard let existing = requestSlot.pointee else {
-        let methodName = method.map { String(cString: $0).uppercased() } ?? "GET"
-        // libmicrohttpd has already cut the query string off and percent-decoded the path
-        // (all but `%00`, see `pt_mhd_unescape`).
-        let path = url.map { String(cString: $0) } ?? "/"
-        let request = RequestContext(
-            connection: connection, method: methodName, path: path,
-            headers: HTTPHeaders(values(of: connection, kind: pt_mhd_header_kind())),
-            located: server.router.locate(method: methodName, path: path))
+        if let tracked = trackedConnection(connection) { server.deadlines.headersComplete(tracked) }
+        let request = makeContext(server, connection, url: url, method: method)
         requestSlot.pointee = Unmanaged.passRetained(request).toOpaque()
         server.began(request)
-        let lengths = request.headers.values("Content-Length")
-        if let problem = ambiguousLength(lengths, request.headers) {
-            // Answered before the body is read, and the connection closed: where the body ends
-            // is unknown, so nothing after the header block can be trusted as a next request.
-            request.state.withLock { $0.phase = .answered }
-            return finish(problem, request, server, on: connection, closing: true)
-        }
-        // An unparsable or overflowing length is left to libmicrohttpd, which rejects it.
-        guard let length = lengths.first.flatMap({ Int(HTTPHeaders.trimmed($0)) }) else {
-            return mhdYes
-        }
-        guard length <= server.maxBodyBytes else {
-            // Answering before the body is read: libmicrohttpd skips `100 Continue`, never
-            // reads the body and closes the connection after the response.
-            request.state.withLock { $0.phase = .answered }
-            return finish(
-                tooLarge(server.maxBodyBytes), request, server, on: connection, closing: true)
-        }
-        if length > 0 { request.state.withLock { $0.body.reserveCapacity(length) } }
-        return mhdYes
+        let head = RequestStateMachine.Head(
+            headers: request.headers, refusal: request.admission?(request.request(body: [])))
+        let action = request.state.withLock { $0.machine.headersComplete(head) }
+        return perform(action, request, server, on: connection)
     }
     let request = Unmanaged<RequestContext>.fromOpaque(existing).takeUnretainedValue()
 
+    let action: RequestStateMachine.Action
     if uploadDataSize.pointee > 0 {
         let piece = UnsafeRawBufferPointer(start: uploadData, count: uploadDataSize.pointee)
         uploadDataSize.pointee = 0
-        let fits = request.state.withLock { state -> Bool in
-            guard state.body.count + piece.count <= server.maxBodyBytes else {
-                state.phase = .answered
-                state.body = []
-                return false
-            }
-            state.body.append(contentsOf: piece)
-            return true
-        }
-        if fits { return mhdYes }
-        // libmicrohttpd 0.9.75 refuses to queue a response while the body is still arriving,
-        // so the fixed 413 is written straight to the socket and the connection dropped.
-        var response = tooLarge(server.maxBodyBytes)
+        action = request.state.withLock { $0.machine.bodyReceived(piece) }
+    } else {
+        action = request.state.withLock { $0.machine.bodyComplete() }
+    }
+    return perform(action, request, server, on: connection)
+}
+
+/// Performs what the request's state machine said; called on the connection's I/O thread.
+private func perform(
+    _ action: RequestStateMachine.Action, _ request: RequestContext, _ server: ServerContext,
+    on connection: OpaquePointer
+) -> MHD_Result {
+    switch action {
+    case .readOn, .suspend, .resume:
+        // `.suspend` and `.resume` were performed under the lock.
+        return mhdYes
+    case .queue(let response, let close):
+        let result = queue(
+            response, on: connection,
+            closing: close || server.draining.load(ordering: .relaxed),
+            requestId: request.requestId)
+        server.completed(request, response)
+        return result
+    case .writeAndClose(var response):
         response.headers.append(("X-Request-Id", request.requestId))
         writeAndDrop(response, on: connection)
         server.completed(request, response)
         return mhdNo
-    }
-
-    enum Next {
-        case dispatch([UInt8])
-        case send(HTTPResponse)
-        case wait
-    }
-    let next = request.state.withLock { state -> Next in
-        switch state.phase {
-        case .receiving:
-            state.phase = .handling
-            state.bodyBytes = state.body.count
-            return .dispatch(state.body.take())
-        case .ready(let response):
-            state.phase = .answered
-            return .send(response)
-        case .handling, .suspended, .answered, .closed:
-            return .wait
-        }
-    }
-    switch next {
-    case .wait:
-        return mhdYes
-    case .send(let response):
-        return finish(
-            response, request, server, on: connection,
-            closing: server.draining.load(ordering: .relaxed))
     case .dispatch(let body):
         switch request.resolution {
-        case .matched(let handler, let parameters):
+        case .matched(let handler, _):
             handler(
-                makeRequest(
-                    connection: connection, request: request, body: body, parameters: parameters),
-                HTTPResponder(request.respond, note: request.note))
+                request.request(body: body), HTTPResponder(request.respond, note: request.note))
         case .rejected(let response):
             request.respond(response)
         }
-        let answer = request.state.withLock { state -> HTTPResponse? in
-            if case .ready(let response) = state.phase {
-                state.phase = .answered
-                return response
-            }
-            // Checked under the lock that `stop` takes to resume suspended requests: either this
-            // suspension happens first and `stop` resumes it, or no suspension happens.
-            if server.closing.load(ordering: .sequentiallyConsistent) {
-                state.phase = .answered
-                return ServerContext.shuttingDown
-            }
+        let next = request.state.withLock { state in
+            // `closing` is read under the lock that `stop` takes to resume suspended requests:
+            // either this suspension happens first and `stop` resumes it, or none happens.
+            let next = state.machine.handlerReturned(
+                closing: server.closing.load(ordering: .sequentiallyConsistent))
             // Suspending under the lock, before `respond` can see `.suspended` and resume.
-            MHD_suspend_connection(connection)
-            state.phase = .suspended
-            return nil
+            if case .suspend = next { MHD_suspend_connection(connection) }
+            return next
         }
-        guard let answer else { return mhdYes }
-        return finish(
-            answer, request, server, on: connection,
-            closing: server.draining.load(ordering: .relaxed))
+        return perform(next, request, server, on: connection)
     }
 }
 
-/// Queues `response` with the request's id, then counts it and tells the observer.
-private func finish(
-    _ response: HTTPResponse, _ request: RequestContext, _ server: ServerContext,
-    on connection: OpaquePointer, closing: Bool
-) -> MHD_Result {
-    let result = queue(response, on: connection, closing: closing, requestId: request.requestId)
-    server.completed(request, response)
-    return result
+/// The request's context, from what libmicrohttpd parsed of the header block.
+private func makeContext(
+    _ server: ServerContext, _ connection: OpaquePointer, url: UnsafePointer<CChar>?,
+    method: UnsafePointer<CChar>?
+) -> RequestContext {
+    let methodName = method.map { String(cString: $0).uppercased() } ?? "GET"
+    // libmicrohttpd has already cut the query string off and percent-decoded the path (all but
+    // `%00`, see `pt_mhd_unescape`).
+    let path = url.map { String(cString: $0) } ?? "/"
+    var query: [String: String] = [:]
+    for (name, value) in values(of: connection, kind: pt_mhd_argument_kind()) {
+        query[name] = value
+    }
+    let headers = HTTPHeaders(values(of: connection, kind: pt_mhd_header_kind()))
+    // INET6_ADDRSTRLEN (46) fits every address.
+    let peer = withUnsafeTemporaryAllocation(of: CChar.self, capacity: 48) { text in
+        pt_mhd_client_address(connection, text.baseAddress!, text.count)
+        return String(cString: text.baseAddress!)
+    }
+    let client =
+        server.trustedProxies.isEmpty
+        ? peer
+        : server.trustedProxies.client(
+            peer: peer, forwardedFor: headers.values("X-Forwarded-For"))
+    return RequestContext(
+        connection: connection, method: methodName, path: path, query: query, headers: headers,
+        clientAddress: client, located: server.router.locate(method: methodName, path: path),
+        limits: server.limits)
+}
+
+/// The deadline record `connectionNotice` stored for `connection`, if any.
+private func trackedConnection(_ connection: OpaquePointer) -> HeaderDeadlines.Connection? {
+    pt_mhd_socket_context(connection).map {
+        Unmanaged<HeaderDeadlines.Connection>.fromOpaque($0).takeUnretainedValue()
+    }
+}
+
+/// libmicrohttpd's connection notification: a connection opened or closed (before its socket is
+/// closed).
+private func connectionNotice(
+    _ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+    _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?,
+    _ code: MHD_ConnectionNotificationCode
+) {
+    guard let cls, let connection, let socketContext else { return }
+    let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    if code == pt_mhd_connection_started() {
+        let tracked = server.deadlines.opened(socket: pt_mhd_connection_fd(connection))
+        socketContext.pointee = Unmanaged.passRetained(tracked).toOpaque()
+    } else if let stored = socketContext.pointee {
+        socketContext.pointee = nil
+        server.deadlines.closed(
+            Unmanaged<HeaderDeadlines.Connection>.fromOpaque(stored).takeRetainedValue())
+    }
+}
+
+/// libmicrohttpd's URI logger, called when a request line has been parsed and before its header
+/// fields: the header block's deadline starts. Returns nil, so that the access handler's first
+/// call still finds an empty request slot.
+private func requestLineParsed(
+    _ cls: UnsafeMutableRawPointer?, _ uri: UnsafePointer<CChar>?, _ connection: OpaquePointer?
+) -> UnsafeMutableRawPointer? {
+    guard let cls, let connection, let tracked = trackedConnection(connection) else { return nil }
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines.requestLine(tracked)
+    return nil
 }
 
 /// libmicrohttpd's message logger (`MHD_USE_ERROR_LOG`): a printf format and its arguments.
@@ -428,28 +444,16 @@ private func requestCompleted(
     let server = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     let request = Unmanaged<RequestContext>.fromOpaque(existing).takeRetainedValue()
     request.state.withLock { state in
-        state.phase = .closed
+        state.machine.completed()
         state.connection = nil
-        state.body = []
+    }
+    if let connection, let tracked = trackedConnection(connection) {
+        server.deadlines.requestDone(tracked)
     }
     server.ended(request)
 }
 
 // MARK: - Requests and responses
-
-private func makeRequest(
-    connection: OpaquePointer, request: RequestContext, body: [UInt8],
-    parameters: [String: String]
-) -> HTTPRequest {
-    var query: [String: String] = [:]
-    for (name, value) in values(of: connection, kind: pt_mhd_argument_kind()) {
-        query[name] = value
-    }
-    return HTTPRequest(
-        method: request.method, path: request.path, query: query,
-        headers: request.headers, body: body, pathParameters: parameters,
-        receivedAt: request.receivedAt, requestId: request.requestId)
-}
 
 /// Collects the values of one kind (headers, query arguments) in the order received.
 private final class ValueCollector {
@@ -479,32 +483,6 @@ private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(
             }, Unmanaged.passUnretained(collector).toOpaque())
     }
     return collector.values
-}
-
-/// A 400 when the header block does not say unambiguously where the body ends: both
-/// `Content-Length` and `Transfer-Encoding`, or `Content-Length` fields that disagree.
-///
-/// libmicrohttpd 0.9.75 reads such a body chunked, or by the first length, while a proxy in
-/// front may have used the other: the shape of request smuggling, which RFC 9112 section 6.3
-/// says to answer with 400 and a closed connection. Equal repeated lengths are one length
-/// (RFC 9110 section 8.6). `lengths` are the request's `Content-Length` values.
-private func ambiguousLength(_ lengths: [String], _ headers: HTTPHeaders) -> HTTPResponse? {
-    // Requests without a body (and chunked ones without a length) stop here.
-    guard !lengths.isEmpty else { return nil }
-    let message: String
-    if !headers.values("Transfer-Encoding").isEmpty {
-        message = "The request has both Content-Length and Transfer-Encoding."
-    } else {
-        guard Set(lengths.map(HTTPHeaders.trimmed)).count > 1 else { return nil }
-        message = "The request has Content-Length fields that disagree."
-    }
-    return .error(status: 400, error: "ambiguous_length", message: message)
-}
-
-private func tooLarge(_ limit: Int) -> HTTPResponse {
-    .error(
-        status: 413, error: "payload_too_large",
-        message: "The request body exceeds the limit of \(limit) bytes.")
 }
 
 /// Hands `response` to libmicrohttpd, which copies it, sets `Content-Length` and sends it
@@ -569,13 +547,4 @@ func waitUntil(_ deadline: ContinuousClock.Instant, for condition: () -> Bool) -
         Thread.sleep(forTimeInterval: 0.005)
     }
     return true
-}
-
-extension Array {
-    /// Returns the array and leaves it empty, without copying.
-    fileprivate mutating func take() -> [Element] {
-        var taken: [Element] = []
-        swap(&self, &taken)
-        return taken
-    }
 }

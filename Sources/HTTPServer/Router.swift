@@ -10,17 +10,28 @@
 /// when no HEAD route exists (libmicrohttpd sends the headers without the body).
 public struct Router: Sendable {
     private var routes: [Route] = []
+    /// The admission check of each route, by index (beside `routes`, so that matching a path
+    /// does not copy it for every route).
+    private var admissions: [HTTPAdmission?] = []
 
     /// Creates an empty router.
     public init() {}
 
     /// Adds a handler that may answer later, from any thread.
-    public mutating func add(_ method: String, _ pattern: String, _ handler: @escaping HTTPHandler)
-    {
+    ///
+    /// `admit`, when given, sees the request as soon as its header block has arrived (its body
+    /// still empty) and may refuse it there: the refusal is sent without the body being kept or
+    /// the handler run, and a client that writes its whole body before reading still reads it
+    /// (see ``HTTPAdmission``).
+    public mutating func add(
+        _ method: String, _ pattern: String, admit: HTTPAdmission? = nil,
+        _ handler: @escaping HTTPHandler
+    ) {
         routes.append(
             Route(
                 method: method.uppercased(), pattern: pattern, segments: Self.parse(pattern),
                 handler: handler))
+        admissions.append(admit)
     }
 
     /// Adds a handler that answers before it returns.
@@ -48,8 +59,16 @@ public struct Router: Sendable {
         locate(method: method, path: path).resolution
     }
 
-    /// `resolve`, and the index of the matched route in `routeLabels` (nil when rejected).
-    func locate(method: String, path: String) -> (index: Int?, resolution: Resolution) {
+    /// What `locate` found: the resolution, the matched route's index in `routeLabels` (nil when
+    /// rejected) and its admission check.
+    struct Location {
+        let index: Int?
+        let resolution: Resolution
+        let admission: HTTPAdmission?
+    }
+
+    /// `resolve`, with the matched route's index and admission check.
+    func locate(method: String, path: String) -> Location {
         // Split on the byte `/`, not on Characters: a segment that starts with a combining mark
         // or an emoji modifier (`%F0%9F%8F%BB`) would otherwise join the `/` before it in one
         // grapheme cluster, and the path would not match its route.
@@ -74,37 +93,20 @@ public struct Router: Sendable {
             }
         }
         if let found = best ?? bestHead {
-            return (found.index, .matched(found.route.handler, parameters: found.parameters))
+            return Location(
+                index: found.index,
+                resolution: .matched(found.route.handler, parameters: found.parameters),
+                admission: admissions[found.index])
         }
         if allowed.isEmpty {
-            return (
-                nil,
-                .rejected(
-                    .error(status: 404, error: "not_found", message: "No resource at \(path).")
-                )
-            )
+            return Location(
+                index: nil, resolution: .rejected(.notFound(path: path)), admission: nil)
         }
         if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
-        return (
-            nil,
-            .rejected(
-                .error(
-                    status: 405, error: "method_not_allowed",
-                    message: "\(method) is not allowed on \(path).",
-                    headers: [("Allow", allowed.joined(separator: ", "))]))
-        )
-    }
-
-    /// Resolves `request` and runs its handler, or answers with the 404/405 error.
-    public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
-        switch resolve(method: request.method, path: request.path) {
-        case .matched(let handler, let parameters):
-            var request = request
-            request.pathParameters = parameters
-            handler(request, responder)
-        case .rejected(let response):
-            responder.respond(response)
-        }
+        return Location(
+            index: nil,
+            resolution: .rejected(.methodNotAllowed(method, path: path, allowed: allowed)),
+            admission: nil)
     }
 
     private static func parse(_ pattern: String) -> [Segment] {

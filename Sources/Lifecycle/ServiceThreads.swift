@@ -3,7 +3,8 @@ import Foundation
 import Synchronization
 
 /// The threads of one background service (the ingestion writers, the database pool, the report
-/// compactor, maintenance), started, stopped and joined the same way.
+/// compactor, maintenance, the HTTP server's header-deadline sweeper), started, stopped and
+/// joined the same way.
 ///
 /// ```swift
 /// let compactor = ServiceThreads(name: "pushtrack-report-compactor")

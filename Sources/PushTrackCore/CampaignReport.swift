@@ -90,7 +90,9 @@ public struct CampaignSummary: Sendable, Equatable, Encodable {
     public var appId: String
     public var campaignId: String
     public var name: String?
-    public var noticeType: String?
+    /// As it was given (`PUT /api/v1/campaigns/{campaignId}`): encoded with its
+    /// `noticeTypeName` beside it.
+    public var noticeType: NoticeType?
     /// The earliest first send of its messages; `nil` while none was registered.
     public var firstSentAt: Date?
     /// How many messages it has.
@@ -98,7 +100,8 @@ public struct CampaignSummary: Sendable, Equatable, Encodable {
     public var metrics: ReportMetrics
 
     public init(
-        appId: String, campaignId: String, name: String?, noticeType: String?, firstSentAt: Date?,
+        appId: String, campaignId: String, name: String?, noticeType: NoticeType?,
+        firstSentAt: Date?,
         messageCount: Int, metrics: ReportMetrics
     ) {
         self.appId = appId
@@ -111,7 +114,7 @@ public struct CampaignSummary: Sendable, Equatable, Encodable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case appId, campaignId, name, noticeType, firstSentAt, messageCount
+        case appId, campaignId, name, noticeType, noticeTypeName, firstSentAt, messageCount
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -120,6 +123,7 @@ public struct CampaignSummary: Sendable, Equatable, Encodable {
         try container.encode(campaignId, forKey: .campaignId)
         try container.encode(name, forKey: .name)
         try container.encode(noticeType, forKey: .noticeType)
+        try container.encode(noticeType?.name, forKey: .noticeTypeName)
         try container.encode(firstSentAt.map { RFC3339.format($0) }, forKey: .firstSentAt)
         try container.encode(messageCount, forKey: .messageCount)
         try metrics.encode(to: encoder)

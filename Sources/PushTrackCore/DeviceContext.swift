@@ -1,6 +1,7 @@
 /// What the request headers say about the device, applied to every event of the request.
 public struct DeviceContext: Sendable, Equatable {
-    /// `Device-Info.device_id`: the fallback for events without `deviceId`.
+    /// `Device-Info.device_id`, else its push token: the fallback for events without
+    /// `deviceId`.
     public var deviceId: String?
     /// `Device-Info.platform`, e.g. `ios`.
     public var platform: String?
@@ -32,6 +33,9 @@ public struct DeviceContext: Sendable, Equatable {
     /// The longest value kept for each field; longer values are dropped, not cut.
     public enum Limit {
         public static let deviceId = 128
+        /// A device id taken from a push token: the token's own limit (FCM tokens are about
+        /// 160 characters).
+        public static let pushToken = DeviceTokenRequest.Limit.tokenMax
         public static let platform = 32
         public static let osVersion = 64
         public static let appVersion = 64
@@ -42,12 +46,18 @@ public struct DeviceContext: Sendable, Equatable {
 
     /// Reads the headers; nothing in them is fatal.
     ///
-    /// `Device-Info` is a JSON object with `device_id`, `platform`, `os_version` (strings) and
-    /// `is_notification_enabled` (a boolean; `0`/`1` and `"true"`/`"false"` also count); the
-    /// camelCase spellings `deviceId`, `osVersion`, `isNotificationEnabled` are read too. When
-    /// it is not a JSON object it is ignored. Every value is trimmed of surrounding whitespace;
-    /// values that are empty, too long (see ``Limit``) or contain a control character are
-    /// dropped, because a header must never be the reason an event is refused.
+    /// `Device-Info` is a JSON object, sent as it is, percent-encoded or base64-encoded (see
+    /// ``deviceInfoObject(_:)``); in any other form, or malformed, it is ignored. It gives:
+    /// - the device id: `device_id` / `deviceId`, else the push token the seed apps'
+    ///   `DeviceInfoProvider` puts there: `fcm_token`, `fcmToken`, `device_token`,
+    ///   `deviceToken`, `push_token`, the first valid one (see ``deviceId(in:)``);
+    /// - `platform`, `os_version` / `osVersion` (strings);
+    /// - `is_notification_enabled` / `isNotificationEnabled` (a boolean; `0`/`1` and
+    ///   `"true"`/`"false"` also count).
+    ///
+    /// Every value is trimmed of surrounding whitespace; values that are empty, too long (see
+    /// ``Limit``) or contain a control character are dropped, because a header must never be the
+    /// reason an event is refused.
     ///
     /// `Accept-Language` gives its first tag without the quality:
     /// `"zh-Hans-CN;q=1.0, en;q=0.9"` → `zh-Hans-CN`. `*` and tags with characters other than
@@ -56,16 +66,14 @@ public struct DeviceContext: Sendable, Equatable {
         deviceInfo: String?, version: String?, build: String?, acceptLanguage: String?
     ) -> DeviceContext {
         var context = DeviceContext()
-        if let deviceInfo, let info = try? JSONParser.parse(Array(deviceInfo.utf8), maxDepth: 8),
-            case .object = info
-        {
+        if let info = deviceInfoObject(deviceInfo) {
             func string(_ names: String...) -> String? {
                 for name in names {
                     if case .string(let value)? = info[name] { return value }
                 }
                 return nil
             }
-            context.deviceId = clean(string("device_id", "deviceId"), limit: Limit.deviceId)
+            context.deviceId = deviceId(in: info)
             context.platform = clean(string("platform"), limit: Limit.platform)
             context.osVersion = clean(string("os_version", "osVersion"), limit: Limit.osVersion)
             let enabled = info["is_notification_enabled"] ?? info["isNotificationEnabled"]
@@ -78,10 +86,10 @@ public struct DeviceContext: Sendable, Equatable {
     }
 
     /// The context with every value `fromHeaders` would have dropped removed, for contexts
-    /// built by hand.
+    /// built by hand (a device id may be as long as a push token).
     func sanitized() -> DeviceContext {
         DeviceContext(
-            deviceId: Self.clean(deviceId, limit: Limit.deviceId),
+            deviceId: Self.clean(deviceId, limit: max(Limit.deviceId, Limit.pushToken)),
             platform: Self.clean(platform, limit: Limit.platform),
             osVersion: Self.clean(osVersion, limit: Limit.osVersion),
             notificationsEnabled: notificationsEnabled,

@@ -10,7 +10,8 @@
 /// - `X-User-Id` (header, `set-language` only, required there): the signed-in user as the app
 ///   declares it, an analytics identity like Segment's `userId`, not an authentication; 1–256
 ///   characters, no control character.
-/// - `Device-Info` (header): `environment` (`sandbox` or `production`; default `production`;
+/// - `Device-Info` (header, in any form ``DeviceContext/deviceInfoObject(_:)`` reads):
+///   `environment` (`sandbox` or `production`; default `production`;
 ///   any other value is refused, so the two are never mixed), `bundle_id` (or `bundleId`, ≤ 256),
 ///   `platform`, `device_id`, `is_notification_enabled` (read as for events, see
 ///   ``DeviceContext``).
@@ -96,7 +97,7 @@ public struct DeviceTokenRequest: Sendable, Equatable {
                 )
             }
         }
-        let info = Self.deviceInfoObject(deviceInfo)
+        let info = DeviceContext.deviceInfoObject(deviceInfo)
         var environment = Environment.production
         if let value = info?["environment"], !value.isNull {
             if case .string(let text) = value,
@@ -176,14 +177,5 @@ public struct DeviceTokenRequest: Sendable, Equatable {
             }
         }
         return hexOnly ? text.lowercased() : text
-    }
-
-    /// `Device-Info` as a JSON object, or `nil` when absent or not an object (ignored, as for
-    /// events).
-    static func deviceInfoObject(_ header: String?) -> JSONValue? {
-        guard let header, let info = try? JSONParser.parse(Array(header.utf8), maxDepth: 8),
-            case .object = info
-        else { return nil }
-        return info
     }
 }

@@ -256,7 +256,8 @@ private struct EventCheck: FieldRules {
         if isPush && deviceId == nil {
             throw FieldFailure(
                 .missingDeviceId,
-                "deviceId is required for push events, in the event or in the Device-Info header")
+                "deviceId is required for push events: in the event, or in the Device-Info header (device_id, or a push token such as fcm_token)"
+            )
         }
 
         var event = ValidEvent(

@@ -18,6 +18,7 @@ public enum RejectionCode: String, Sendable, CaseIterable {
     case invalidTimestamp = "invalid_timestamp"
     /// `properties` serializes to more than ``IngestLimits/maxPropertiesBytes``.
     case propertiesTooLarge = "properties_too_large"
-    /// A push event without `deviceId`, neither in the event nor in the `Device-Info` header.
+    /// A push event without `deviceId`, neither in the event nor in the `Device-Info` header
+    /// (`device_id`, or a push token such as `fcm_token`).
     case missingDeviceId = "missing_device_id"
 }

@@ -23,7 +23,6 @@ public struct SendRequest: Sendable, Equatable {
         public static let appId = 64
         public static let campaignId = 128
         public static let name = 256
-        public static let noticeType = 64
     }
 
     /// Counts fit PostgreSQL `integer`.
@@ -145,12 +144,18 @@ public struct SendRequest: Sendable, Equatable {
 struct FieldCheck: FieldRules {}
 
 /// The settings of a campaign (`PUT /api/v1/campaigns/{campaignId}`): `name` (≤ 256),
-/// `noticeType` (≤ 64) and, for a token valid for every app, `appId`. An absent field keeps
-/// the stored value.
+/// `noticeType` (an integer code or a string, see ``NoticeType``) and, for a token valid for
+/// every app, `appId`. An absent field keeps the stored value.
 public struct CampaignSettings: Sendable, Equatable {
     public var name: String?
-    public var noticeType: String?
+    public var noticeType: NoticeType?
     public var appId: String?
+
+    public init(name: String? = nil, noticeType: NoticeType? = nil, appId: String? = nil) {
+        self.name = name
+        self.noticeType = noticeType
+        self.appId = appId
+    }
 
     public static func decode(_ body: JSONValue) throws(FieldErrors) -> CampaignSettings {
         var rules = try SendRequest.Rules(body: body)
@@ -159,7 +164,7 @@ public struct CampaignSettings: Sendable, Equatable {
                 value, "name", limit: SendRequest.Limit.name, identifier: false)
         }
         let noticeType = rules.check("noticeType") { value throws(FieldFailure) in
-            try FieldCheck().optional(value, "noticeType", limit: SendRequest.Limit.noticeType)
+            try NoticeType.decode(value)
         }
         let appId = rules.check("appId") { value throws(FieldFailure) in
             try FieldCheck().optional(value, "appId", limit: SendRequest.Limit.appId)

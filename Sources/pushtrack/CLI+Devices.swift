@@ -51,7 +51,7 @@ extension CLI {
                 appId: appId, campaignId: campaignId, environment: deviceEnvironment,
                 window: window)
         } else {
-            let appId = try store.audienceApp(requested: app, scope: nil)
+            let appId = try store.app(requested: app, scope: nil)
             report = try store.audience(
                 appId: appId, campaignId: nil, environment: deviceEnvironment, window: window)
         }

@@ -92,6 +92,13 @@ extension CLI {
                 "the funnel registered devices → permission on → sent → delivered → opened (and "
                 + "influenced opens) of the app or of one campaign, and the permission rate per UTC "
                 + "day (--from/--to select the days)")
+        static let reportNoticeTypes = Command(
+            synopsis:
+                "report notice-types [--from T] [--to T] [--app APP] [--tz ZONE] [--format table|csv|json]",
+            summary:
+                "one line per notice type (as given: the code 10 and the string \"10\" are two "
+                + "types; campaigns without one last) over the campaigns first sent in "
+                + "--from/--to: campaigns, sent, delivered, opened and the rates")
         static let devicesPrune = Command(
             synopsis: "devices prune [--days N] [--app APP]",
             summary: "delete push tokens not seen for N days (default 180)",
@@ -101,7 +108,9 @@ extension CLI {
                 daily permission series keeps its history.
                 """)
 
-        static let report = [reportCampaigns, reportCampaign, reportTimeseries, reportAudience]
+        static let report = [
+            reportCampaigns, reportCampaign, reportTimeseries, reportAudience, reportNoticeTypes,
+        ]
         static let token = [tokenCreate, tokenRevoke]
         /// Every command, in the order the list shows them.
         static let all =
@@ -145,7 +154,7 @@ extension CLI {
         return forms.joined(separator: "\n") + (details.isEmpty ? "" : "\n\n" + details)
     }
 
-    /// `pushtrack report --help`: the four reports' forms, each one's sentence, the shared rules.
+    /// `pushtrack report --help`: the reports' forms, each one's sentence, the shared rules.
     static var reportUsage: String {
         let sentences = Help.report.map { command in
             let name = String(command.synopsis.split(separator: " ")[1])

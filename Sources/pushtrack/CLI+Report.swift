@@ -41,6 +41,11 @@ extension CLI {
             let store = ReportStore(try connect(environment))
             let list = try store.campaignList(window: window, requested: app, scope: nil)
             try write(list, format) { renderList(list, zone: zone, csv: $0) }
+        case "notice-types":
+            try options.noPositionals()
+            let store = ReportStore(try connect(environment))
+            let report = try store.noticeTypes(window: window, requested: app, scope: nil)
+            try write(report, format) { renderNoticeTypes(report, csv: $0) }
         case "audience":
             try reportAudience(options, format: format, window: window, environment: environment)
         case "campaign", "timeseries":
@@ -68,7 +73,7 @@ extension CLI {
             }
         default:
             throw UsageError(
-                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>"
+                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>, report notice-types"
             )
         }
         return 0
@@ -146,15 +151,16 @@ extension CLI {
             (
                 [
                     campaign.appId, campaign.campaignId, campaign.name ?? "",
-                    campaign.noticeType ?? "", time(campaign.firstSentAt, zone: zone),
-                    String(campaign.messageCount),
+                ] + noticeTypeCells(campaign.noticeType, csv: csv) + [
+                    time(campaign.firstSentAt, zone: zone), String(campaign.messageCount),
                 ], campaign.metrics
             )
         }
+        let type: [(table: String, csv: String)] =
+            csv ? [("", "noticeType"), ("", "noticeTypeName")] : [("TYPE", "")]
         let text = metricTable(
-            [
-                ("APP", "appId"), ("CAMPAIGN", "campaignId"), ("NAME", "name"),
-                ("TYPE", "noticeType"), ("FIRST SENT", "firstSentAt"), ("MSGS", "messageCount"),
+            [("APP", "appId"), ("CAMPAIGN", "campaignId"), ("NAME", "name")] + type + [
+                ("FIRST SENT", "firstSentAt"), ("MSGS", "messageCount"),
             ], rows: rows, csv: csv)
         return csv || !list.campaigns.isEmpty ? text : "no campaigns\n"
     }
@@ -205,7 +211,7 @@ extension CLI {
         }
         var text = "campaign id \(summary.campaignId)  (app \(summary.appId))\n"
         text += "name        \(summary.name ?? "-")\n"
-        text += "type        \(summary.noticeType ?? "-")\n"
+        text += "type        \(noticeTypeCells(summary.noticeType, csv: false)[0])\n"
         text +=
             "first sent  \(summary.firstSentAt == nil ? "-" : time(summary.firstSentAt, zone: zone))\n"
         text += "messages    \(summary.messageCount)\n\n"
@@ -218,6 +224,41 @@ extension CLI {
         }
         return text + "\nopen curve (from each message's first send; 5-minute precision)\n"
             + curve.render()
+    }
+
+    /// A notice type as CSV shows it (`noticeType`, `noticeTypeName`: the value as given and
+    /// its name) or as a table does (one cell: the name, the code where it has none, and the
+    /// code beside a code's name: `activity (10)`).
+    static func noticeTypeCells(_ type: NoticeType?, csv: Bool) -> [String] {
+        if csv { return [type?.text ?? "", type?.name ?? ""] }
+        guard let type else { return ["-"] }
+        guard let code = type.code, let name = type.name else { return [type.displayName] }
+        return ["\(name) (\(code))"]
+    }
+
+    static func renderNoticeTypes(_ report: NoticeTypeReport, csv: Bool) -> String {
+        let rows = report.rows.map { row in
+            let rate: (Double?) -> String =
+                csv ? { $0.map { "\($0)" } ?? "" } : { TextTable.percent($0) }
+            return noticeTypeCells(row.noticeType, csv: csv) + [
+                String(row.campaigns), String(row.sent), String(row.delivered),
+                String(row.opened), rate(row.deliveryRate), rate(row.openRate),
+                rate(row.clickThroughRate),
+            ]
+        }
+        let counts: [(table: String, csv: String)] = [
+            ("CAMPAIGNS", "campaigns"), ("SENT", "sent"), ("DELIVERED", "delivered"),
+            ("OPENED", "opened"), ("DELIV%", "deliveryRate"), ("OPEN%", "openRate"),
+            ("CTR%", "clickThroughRate"),
+        ]
+        if csv {
+            return CSV.document(
+                header: ["noticeType", "noticeTypeName"] + counts.map(\.csv), rows: rows)
+        }
+        guard !rows.isEmpty else { return "no campaigns\n" }
+        var table = TextTable([("TYPE", .left)] + counts.map { ($0.table, .right) })
+        for row in rows { table.append(row) }
+        return table.render()
     }
 
     static func renderSeries(_ series: CampaignSeries, csv: Bool) -> String {

@@ -11,7 +11,7 @@ struct PageTests {
 
     private func summary(_ id: String, name: String?, app: String = "app_1") -> CampaignSummary {
         CampaignSummary(
-            appId: app, campaignId: id, name: name, noticeType: Self.hostile,
+            appId: app, campaignId: id, name: name, noticeType: .text(Self.hostile),
             firstSentAt: RFC3339.parse("2026-11-29T08:00:00Z"), messageCount: 1,
             metrics: ReportMetrics(
                 sent: 1500,

@@ -1,5 +1,5 @@
 import Foundation
-import PushTrackTesting
+import HTTPClient
 import Synchronization
 import Testing
 
@@ -71,12 +71,12 @@ import Testing
         let badLength = "POST /ok HTTP/1.1\r\nHost: t\r\nContent-Length: abc\r\n\r\n"
         let badVersion = "GET /ok HTTP/9.9\r\nHost: t\r\n\r\n"
         for (request, status) in [(huge, "431"), (badLength, "400"), (badVersion, "505")] {
-            let bytes = try TestHTTP.raw(port: server.port, bytes: Array(request.utf8))
+            let bytes = try RawHTTP.raw(port: server.port, bytes: Array(request.utf8))
             #expect(String(decoding: bytes.prefix(12), as: UTF8.self) == "HTTP/1.1 \(status)")
         }
-        #expect(try TestHTTP.request(port: server.port, "GET", "/ok").status == 200)
+        #expect(try RawHTTP.request(port: server.port, "GET", "/ok").status == 200)
         // A client that leaves in the middle of its request.
-        _ = try TestHTTP.exchange(
+        _ = try RawHTTP.exchange(
             port: server.port, bytes: Array("POST /ok HTTP/1.1\r\nHost: t\r\nContent-Le".utf8),
             halfClose: true)
 

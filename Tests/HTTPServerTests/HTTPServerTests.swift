@@ -1,7 +1,7 @@
 import Dispatch
 import Foundation
+import HTTPClient
 import HTTPServer
-import PushTrackTesting
 import Synchronization
 import Testing
 
@@ -48,7 +48,7 @@ import Testing
     @Test func routesPathParametersToTheHandler() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "GET", "/api/v1/campaigns/c%2D7/sends/s9")
         #expect(response.status == 200)
         #expect(response.text == "c-7|s9")
@@ -57,7 +57,7 @@ import Testing
     @Test func unknownPathGets404JSON() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let response = try TestHTTP.request(port: server.port, "GET", "/nope")
+        let response = try RawHTTP.request(port: server.port, "GET", "/nope")
         #expect(response.status == 404)
         #expect(response.headers["content-type"] == "application/json")
         #expect(
@@ -70,7 +70,7 @@ import Testing
     @Test func otherMethodGets405JSONWithAllow() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let response = try TestHTTP.request(port: server.port, "DELETE", "/hello")
+        let response = try RawHTTP.request(port: server.port, "DELETE", "/hello")
         #expect(response.status == 405)
         #expect(response.headers["allow"] == "GET, HEAD")
         #expect(response.headers["content-type"] == "application/json")
@@ -83,7 +83,7 @@ import Testing
     @Test func synchronousHandlerSeesMethodPathQueryHeadersAndBody() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "POST", "/echo?name=J%C3%BCrgen&flag&n=1",
             headers: [("X-App-Key", "key-1"), ("Content-Type", "application/json")],
             body: Array(#"{"pageId":"push"}"#.utf8))
@@ -101,7 +101,7 @@ import Testing
     @Test func headGetsHeadersWithoutBody() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let connection = try TestHTTPConnection(port: server.port)
+        let connection = try HTTPClientConnection(port: server.port)
         defer { connection.close() }
         let head = try connection.send("HEAD", "/hello")
         #expect(head.status == 200)
@@ -114,7 +114,7 @@ import Testing
     @Test func asyncHandlerAnswersFromAnotherThreadAfterADelay() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let connection = try TestHTTPConnection(port: server.port)
+        let connection = try HTTPClientConnection(port: server.port)
         defer { connection.close() }
         let started = ContinuousClock.now
         let response = try connection.send("GET", "/late")
@@ -130,7 +130,7 @@ import Testing
     @Test func chunkedBodyUnderTheLimitIsAssembled() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "POST", "/echo", headers: [("Transfer-Encoding", "chunked")],
             body: Array("5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n".utf8))
         #expect(response.status == 200)
@@ -150,35 +150,13 @@ import Testing
             + "\r\n"
         let started = ContinuousClock.now
         // Only the header block is sent; the server answers and closes without waiting.
-        let bytes = try TestHTTP.raw(
+        let bytes = try RawHTTP.raw(
             port: server.port, bytes: Array(head.utf8), readTimeout: .seconds(4))
         #expect(ContinuousClock.now - started < .seconds(2))
         #expect(String(decoding: bytes.prefix(12), as: UTF8.self) == "HTTP/1.1 413")
-        let response = try TestHTTP.parse(bytes)
+        let response = try RawHTTP.parse(bytes)
         #expect(response.status == 413)
         #expect(response.headers["content-type"] == "application/json")
-        #expect(
-            response.text
-                == #"{"code":413,"error":"payload_too_large","message":"The request body exceeds the limit of 1024 bytes."}"#
-        )
-        #expect(eventually { server.inFlight == 0 })
-    }
-
-    @Test func chunkedBodyOverTheLimitGets413() throws {
-        let server = try startServer(Self.router()) { $0.maxBodyBytes = 1024 }
-        defer { server.shutdown(grace: .zero) }
-        let chunk = "320\r\n" + String(repeating: "a", count: 800) + "\r\n"
-        // Two chunks pass the limit; the final chunk is never sent.
-        let request =
-            "POST /echo HTTP/1.1\r\nHost: test\r\nTransfer-Encoding: chunked\r\n\r\n" + chunk
-            + chunk
-        let started = ContinuousClock.now
-        let bytes = try TestHTTP.raw(
-            port: server.port, bytes: Array(request.utf8), readTimeout: .seconds(4))
-        #expect(ContinuousClock.now - started < .seconds(2))
-        let response = try TestHTTP.parse(bytes)
-        #expect(response.status == 413)
-        #expect(response.headers["connection"] == "close")
         #expect(
             response.text
                 == #"{"code":413,"error":"payload_too_large","message":"The request body exceeds the limit of 1024 bytes."}"#
@@ -194,9 +172,9 @@ import Testing
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
         let request = "POST /echo HTTP/1.1\r\nHost: t\r\n" + fields + "\r\n" + body
-        let exchange = try TestHTTP.exchange(port: server.port, bytes: Array(request.utf8))
+        let exchange = try RawHTTP.exchange(port: server.port, bytes: Array(request.utf8))
         #expect(exchange.closedByServer)
-        let response = try TestHTTP.parse(exchange.bytes)
+        let response = try RawHTTP.parse(exchange.bytes)
         #expect(response.status == 400)
         #expect(try response.json()?["error"] as? String == "ambiguous_length")
         #expect(eventually { server.inFlight == 0 })
@@ -205,7 +183,7 @@ import Testing
     @Test func repeatedEqualContentLengthIsOneLength() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let response = try TestHTTP.request(
+        let response = try RawHTTP.request(
             port: server.port, "POST", "/echo",
             headers: [("Content-Length", "5"), ("Content-Length", "5")],
             body: Array("hello".utf8))
@@ -216,10 +194,10 @@ import Testing
     @Test func percentEncodedNulDoesNotCutThePath() throws {
         let server = try startServer(Self.router())
         defer { server.shutdown(grace: .zero) }
-        let cut = try TestHTTP.request(port: server.port, "GET", "/hello%00.php")
+        let cut = try RawHTTP.request(port: server.port, "GET", "/hello%00.php")
         #expect(cut.status == 404)
         #expect(try cut.json()?["message"] as? String == "No resource at /hello%00.php.")
-        let query = try TestHTTP.request(port: server.port, "GET", "/echo?a=x%00y&b=%41")
+        let query = try RawHTTP.request(port: server.port, "GET", "/echo?a=x%00y&b=%41")
         #expect(query.status == 200)
         let echo = try JSONDecoder().decode(Echo.self, from: Data(query.body))
         #expect(echo.query == ["a": "x%00y", "b": "A"])
@@ -229,7 +207,7 @@ import Testing
         let server = try startServer(Self.router()) { $0.maxBodyBytes = 1024 }
         defer { server.shutdown(grace: .zero) }
         let body = [UInt8](repeating: UInt8(ascii: "x"), count: 1024)
-        let response = try TestHTTP.request(port: server.port, "POST", "/echo", body: body)
+        let response = try RawHTTP.request(port: server.port, "POST", "/echo", body: body)
         #expect(response.status == 200)
         #expect(try JSONDecoder().decode(Echo.self, from: Data(response.body)).body.count == 1024)
     }
@@ -239,7 +217,7 @@ import Testing
         defer { server.shutdown(grace: .zero) }
         let started = ContinuousClock.now
         // Half a header block, then silence.
-        let bytes = try TestHTTP.raw(
+        let bytes = try RawHTTP.raw(
             port: server.port, bytes: Array("GET /hello HTTP/1.1\r\nHost: te".utf8),
             readTimeout: .seconds(8))
         let elapsed = ContinuousClock.now - started
@@ -252,7 +230,7 @@ import Testing
         let server = try startServer(Self.router()) { $0.connectionTimeoutSeconds = 1 }
         defer { server.shutdown(grace: .zero) }
         let started = ContinuousClock.now
-        let bytes = try TestHTTP.raw(
+        let bytes = try RawHTTP.raw(
             port: server.port,
             bytes: Array(
                 "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100\r\n\r\n{\"a\":".utf8),
@@ -273,13 +251,13 @@ import Testing
         }
         let server = try startServer(router)
         let port = server.port
-        let slow = Background { try TestHTTP.request(port: port, "GET", "/slow") }
+        let slow = Background { try RawHTTP.request(port: port, "GET", "/slow") }
         #expect(eventually { server.inFlight == 1 })
 
         let started = ContinuousClock.now
         let stopping = Background { server.shutdown(grace: .seconds(3)) }
         let refused = eventually(timeout: .milliseconds(250)) {
-            (try? TestHTTPConnection(port: port))?.close() == nil
+            (try? HTTPClientConnection(port: port))?.close() == nil
         }
         #expect(refused)
         #expect(ContinuousClock.now - started < .milliseconds(300))
@@ -292,7 +270,7 @@ import Testing
         let stoppedAfter = ContinuousClock.now - started
         #expect(stoppedAfter >= .milliseconds(200))
         #expect(stoppedAfter < .seconds(2))
-        #expect(throws: TestHTTPError.self) { try TestHTTPConnection(port: port) }
+        #expect(throws: HTTPClientError.self) { try HTTPClientConnection(port: port) }
     }
 
     @Test func shutdownAnswersAHandlerThatNeverAnswersWith503() throws {
@@ -301,7 +279,7 @@ import Testing
         router.add("GET", "/never") { _, responder in kept.withLock { $0 = responder } }
         let server = try startServer(router)
         let port = server.port
-        let client = Background { try TestHTTP.request(port: port, "GET", "/never") }
+        let client = Background { try RawHTTP.request(port: port, "GET", "/never") }
         #expect(eventually { kept.withLock { $0 != nil } })
 
         server.shutdown(grace: .milliseconds(100))
@@ -310,7 +288,7 @@ import Testing
         #expect(response.headers["retry-after"] == "1")
         #expect(
             response.text
-                == #"{"code":503,"error":"shutting_down","message":"The server is shutting down."}"#
+                == #"{"code":503,"error":"shutting_down","message":"the server is stopping; retry on another instance"}"#
         )
         // Answering after the connection is gone is ignored.
         kept.withLock { $0 }?.respond(HTTPResponse(status: 200))
@@ -369,7 +347,7 @@ import Testing
         let port = server.port
         let clients = (0..<50).map { client in
             Background { () throws -> Int in
-                let connection = try TestHTTPConnection(port: port)
+                let connection = try HTTPClientConnection(port: port)
                 defer { connection.close() }
                 var correct = 0
                 for n in 0..<200 {
@@ -400,15 +378,7 @@ import Testing
     }
 
     private func curl(_ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
-        process.arguments = ["--max-time", "10"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        try runProcess("/usr/bin/curl", ["--max-time", "10"] + arguments)
     }
 }
 
@@ -421,7 +391,7 @@ import Testing
         router.add("GET", "/never") { _, responder in kept.withLock { $0 = responder } }
         var server: HTTPServer? = try startServer(router)
         let port = try #require(server?.port)
-        let client = Background { try TestHTTP.request(port: port, "GET", "/never") }
+        let client = Background { try RawHTTP.request(port: port, "GET", "/never") }
         #expect(eventually { kept.withLock { $0 != nil } })
         #expect(server?.inFlight == 1)
         server = nil
@@ -429,7 +399,7 @@ import Testing
         // no hang.
         switch Result(catching: { try client.wait() }) {
         case .success(let response): #expect(response.status == 503)
-        case .failure(let error): #expect(error is TestHTTPError)
+        case .failure(let error): #expect(error is HTTPClientError)
         }
         kept.withLock { $0 }?.respond(HTTPResponse(status: 200))
     }
@@ -454,7 +424,7 @@ import Testing
             Background { () -> (correct: Int, wrong: Int) in
                 var correct = 0
                 var wrong = 0
-                guard let connection = try? TestHTTPConnection(port: port) else { return (0, 0) }
+                guard let connection = try? HTTPClientConnection(port: port) else { return (0, 0) }
                 defer { connection.close() }
                 for n in 0... {
                     guard let response = try? connection.send("GET", "/work/\(client)-\(n)") else {

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import HTTPServer
+import Lifecycle
 import Synchronization
 import Testing
 
@@ -33,8 +34,7 @@ final class Background<Value: Sendable>: Sendable {
     }
 
     func wait(timeout: Duration = .seconds(30)) throws -> Value {
-        let seconds = Double(timeout.components.seconds)
-        guard done.wait(timeout: .now() + seconds) == .success else {
+        guard done.wait(timeout: .now() + timeout.inSeconds) == .success else {
             throw BackgroundTimeout()
         }
         done.signal()  // later waits return at once
@@ -54,8 +54,15 @@ func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) -> Boo
     return true
 }
 
-extension Duration {
-    var seconds: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
+/// Runs `executable` with `arguments` and returns what it wrote to standard output.
+func runProcess(_ executable: String, _ arguments: [String]) throws -> String {
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: executable)
+    process.arguments = arguments
+    let output = Pipe()
+    process.standardOutput = output
+    try process.run()
+    let data = output.fileHandleForReading.readDataToEndOfFile()
+    process.waitUntilExit()
+    return String(decoding: data, as: UTF8.self)
 }

@@ -117,7 +117,7 @@ func decodeError(_ json: String, limits: IngestLimits = IngestLimits()) -> Decod
                 Rejection(
                     index: 5, code: .missingDeviceId,
                     message:
-                        "deviceId is required for push events, in the event or in the Device-Info header"
+                        "deviceId is required for push events: in the event, or in the Device-Info header (device_id, or a push token such as fcm_token)"
                 ),
             ])
     }

@@ -230,7 +230,7 @@ private func push(_ extra: String, category: String = "push_arrival") -> String 
                     == Rejection(
                         index: 0, code: .missingDeviceId,
                         message:
-                            "deviceId is required for push events, in the event or in the Device-Info header"
+                            "deviceId is required for push events: in the event, or in the Device-Info header (device_id, or a push token such as fcm_token)"
                     ))
         }
         // An empty deviceId is absent too.

@@ -21,11 +21,21 @@ enum Binary {
     }
 
     static func run(_ arguments: [String], databaseURL: String? = nil) throws -> Result {
+        try run(executable: path, arguments, environment: ["DATABASE_URL": databaseURL])
+    }
+
+    /// Runs `executable` with the test's environment changed by `environment` (a `nil` value
+    /// removes the variable), in `directory` when given, and collects what it printed.
+    static func run(
+        executable: String, _ arguments: [String], environment changes: [String: String?],
+        directory: String? = nil
+    ) throws -> Result {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: path)
+        process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
+        if let directory { process.currentDirectoryURL = URL(fileURLWithPath: directory) }
         var environment = ProcessInfo.processInfo.environment
-        environment["DATABASE_URL"] = databaseURL
+        for (name, value) in changes { environment[name] = value }
         process.environment = environment
         let out = Pipe()
         let err = Pipe()
@@ -103,7 +113,7 @@ struct CLITests {
                 }
             }
         }
-        #expect(synopses.count == 12)
+        #expect(synopses.count == 13)
         for synopsis in synopses {
             // A short synopsis shares its line with the sentence.
             #expect(

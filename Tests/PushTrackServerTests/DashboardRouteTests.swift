@@ -566,6 +566,10 @@ struct DashboardRouteTests {
                 "&lt;script&gt;alert(&quot;name&quot;)&lt;/script&gt; &amp; &#39;quotes&#39; — 春の🎉")
         )
         #expect(!list.contains("<script") && !list.contains("<img"))
+        #expect(
+            campaign.html.contains(
+                #"<td class="wide" data-label="Type" data-field="noticeType" data-value="&lt;i&gt;">&lt;i&gt;</td>"#
+            ))
         let link = try #require(
             matches(#"<a href="([^"]*)">&lt;script"#, in: campaign.html).first?[1])
         #expect(
@@ -586,5 +590,38 @@ struct DashboardRouteTests {
         #expect(page.text.contains("<td class=\"name value\">&lt;p&gt;</td>"))
         #expect(page.text.contains("value=\"&quot;&gt;&lt;img src=x onerror=alert(1)&gt;\""))
         #expect(rows(page.text, key: "data-message").map(\.id) == ["<m>"])
+    }
+
+    @Test func theNoticeTypeIsShownByNameInTheListAndOnTheCampaignPage() throws {
+        let fixture = try ReportFixture()
+        let put = try fixture.request(
+            "PUT", "/api/v1/campaigns/spring-sale", token: fixture.scopedAdmin,
+            body: #"{"noticeType": 10}"#)
+        #expect(put.status == 200, "\(put.text)")
+        let odd = try fixture.request(
+            "PUT", "/api/v1/campaigns/empty", token: fixture.scopedAdmin,
+            body: #"{"noticeType": 60}"#)
+        #expect(odd.status == 200, "\(odd.text)")
+        var browser = Browser(port: fixture.port)
+        _ = try browser.signIn(fixture.scopedRead)
+        let list = try browser.get("/dashboard").text
+        #expect(list.contains(#"<th class="wide">Type</th>"#))
+        let cells = Dictionary(
+            uniqueKeysWithValues: rows(list, key: "data-campaign").map { row in
+                (
+                    row.id,
+                    matches(
+                        #"data-field="noticeType" data-value="([^"]*)">([^<]*)</td>"#, in: row.html
+                    ).first.map { "\($0[1])=\($0[2])" }
+                )
+            })
+        #expect(cells == ["spring-sale": "10=activity", "empty": "60=60", "m4": "=-"])
+        let page = try browser.get("/dashboard/campaign?id=spring-sale&appId=\(fixture.appId)")
+        #expect(page.status == 200)
+        #expect(
+            page.text.contains(
+                #" · type <span data-field="noticeType" data-value="10">activity</span> · "#))
+        let plain = try browser.get("/dashboard/campaign?id=m4&appId=\(fixture.appId)")
+        #expect(!plain.text.contains("data-field=\"noticeType\""))
     }
 }

@@ -205,7 +205,10 @@ struct DeviceTests {
         let cases: [(String, [(String, String)], [UInt8], Int, String)] = [
             ("no key", [], body, 401, "missing_write_key"),
             ("bad key", [("X-App-Key", "wk_nope")], body, 401, "invalid_write_key"),
-            ("text", [key, ("Content-Type", "text/plain")], body, 415, "unsupported_media_type"),
+            (
+                "xml", [key, ("Content-Type", "application/xml")], body, 415,
+                "unsupported_media_type"
+            ),
             ("brotli", [key, ("Content-Encoding", "br")], body, 415, "unsupported_encoding"),
             ("empty", [key], [], 400, "empty_body"),
             ("not json", [key], Array("{deviceToken".utf8), 400, "invalid_json"),
@@ -228,6 +231,9 @@ struct DeviceTests {
         }
         let gzipped = try post([key, ("Content-Encoding", "gzip")], Gzip.compress(body))
         #expect(gzipped.status == 200, "\(gzipped.text)")
+        // What sendBeacon and legacy clients send is read as JSON, as for events.
+        let text = try post([key, ("Content-Type", "text/plain;charset=UTF-8")], body)
+        #expect(text.status == 200, "\(text.text)")
         let bind = try Self.call(server, "set-language", token: Self.tokenA)
         #expect(bind.status == 422)
         #expect(json(bind)["message"] as? String == "X-User-Id: X-User-Id is required")

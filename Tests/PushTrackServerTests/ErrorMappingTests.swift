@@ -38,7 +38,7 @@ import Testing
         (ReportError.unknownApp("app_x"), 422, "unknown_app", "no app has id app_x"),
         (
             ReportError.appRequired, 422, "missing_field",
-            "appId: appId is required with a token valid for every app"
+            "appId: appId is required with a token valid for every app unless the database holds exactly one app"
         ),
         (
             ReportInputError("tz", "tz must be a zone"), 400, "invalid_parameter",
@@ -106,6 +106,11 @@ import Testing
                 == #"{"apps":["app_a","app_b"],"code":409,"error":"ambiguous_campaign","message":"campaign c1 exists in several apps (app_a, app_b); name one with ?appId="}"#
         )
         #expect(ambiguous.reportError == .ambiguousCampaign("c1", apps: ["app_a", "app_b"]))
+        let appRequired = Self.answer(ReportError.appRequired)
+        #expect(
+            Self.body(appRequired)
+                == #"{"code":422,"error":"missing_field","errors":[{"code":"missing_field","field":"appId","message":"appId is required with a token valid for every app unless the database holds exactly one app"}],"message":"appId: appId is required with a token valid for every app unless the database holds exactly one app"}"#
+        )
         let fields = Self.answer(
             FieldErrors([
                 FieldError(
@@ -280,7 +285,8 @@ import Testing
     @Test func contentHeadersAreCheckedOnce() {
         for type in [
             "application/json", "Application/JSON; charset=utf-8", "application/vnd.x+json",
-            " application/json ",
+            " application/json ", "application/json; charset=iso-8859-1", "text/plain",
+            "Text/Plain; charset=us-ascii", "", " ; charset=utf-8",
         ] {
             #expect(
                 Self.refusal {
@@ -290,9 +296,9 @@ import Testing
         #expect(Self.refusal { try RequestBody.checkHeaders(Self.request([], [])) } == nil)
         #expect(
             Self.refusal {
-                try RequestBody.checkHeaders(Self.request([("Content-Type", "text/plain")], []))
+                try RequestBody.checkHeaders(Self.request([("Content-Type", "text/xml")], []))
             }
-                == "415 unsupported_media_type: Content-Type text/plain is not supported; send application/json"
+                == "415 unsupported_media_type: Content-Type text/xml is not supported; send application/json"
         )
         for encoding in ["gzip", "X-GZIP", "identity", " "] {
             #expect(

@@ -255,11 +255,11 @@ struct IngestTests {
 
     @Test func unsupportedContentTypeAndEncodingAre415() throws {
         let server = try LiveServer()
-        let text = try server.upload(
+        let xml = try server.upload(
             pushEvent(),
-            headers: [("X-App-Key", server.app.writeKey), ("Content-Type", "text/plain")])
-        #expect(text.status == 415)
-        #expect(json(text)["error"] as? String == "unsupported_media_type")
+            headers: [("X-App-Key", server.app.writeKey), ("Content-Type", "application/xml")])
+        #expect(xml.status == 415)
+        #expect(json(xml)["error"] as? String == "unsupported_media_type")
         let brotli = try server.upload(pushEvent(), extraHeaders: [("Content-Encoding", "br")])
         #expect(brotli.status == 415)
         #expect(json(brotli)["error"] as? String == "unsupported_encoding")

@@ -71,6 +71,33 @@ final class LiveServer {
             body: bytes)
     }
 
+    /// A request to the API with a bearer token (none when `nil`) and, with a body, JSON's
+    /// content type.
+    func request(_ method: String, _ path: String, token: String?, body: String? = nil) throws
+        -> HTTPClientResponse
+    {
+        var headers: [(String, String)] = []
+        if let token { headers.append(("Authorization", "Bearer \(token)")) }
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        return try RawHTTP.request(
+            port: port, method, path, headers: headers, body: Array((body ?? "").utf8))
+    }
+
+    /// A rollup change as ingestion appends it (the compactor folds it). `counters`: delivered,
+    /// confirmed, foreground, background, opened, clicks, dismissed, duplicate reports.
+    func rollup(
+        app: String? = nil, _ message: String, _ bucket: String, _ platform: String,
+        _ version: String, _ locale: String, _ counters: [Int]
+    ) throws {
+        _ = try db.query(
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicate_reports)
+            VALUES (\(app ?? self.app.appId), \(message), \(bucket), \(platform), \(version),
+                    \(locale), \(PostgresQuery(joining: counters.map { "\($0)" }, separator: ", ")))
+            """)
+    }
+
     /// The `n` column of the first row of `query`, -1 when there is none.
     func count(_ query: PostgresQuery) throws -> Int {
         try db.query(query).first?.int("n") ?? -1

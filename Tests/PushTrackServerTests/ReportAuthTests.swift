@@ -188,13 +188,14 @@ struct SendsRegistryTests {
         #expect(exactJSON(try post("{nope"))["error"] as? String == "invalid_json")
         #expect(exactJSON(try post(""))["error"] as? String == "empty_body")
         #expect(exactJSON(try post("[1]"))["error"] as? String == "invalid_fields")
-        #expect(try post("{}", headers: [("Content-Type", "text/plain")]).status == 415)
+        #expect(try post("{}", headers: [("Content-Type", "application/xml")]).status == 415)
         let valid = #"{"messageId":"m","sentAt":0,"sent":1}"#
         let noApp = try post(valid)
         #expect(noApp.status == 422)
         #expect(
             exactJSON(noApp)["message"] as? String
-                == "appId: appId is required with a token valid for every app")
+                == "appId: appId is required with a token valid for every app unless the database holds exactly one app"
+        )
         let unknownApp = try post(#"{"messageId":"m","sentAt":0,"sent":1,"appId":"app_nope"}"#)
         #expect(unknownApp.status == 422)
         #expect(exactJSON(unknownApp)["error"] as? String == "unknown_app")

@@ -102,11 +102,7 @@ final class ReportFixture {
     func request(_ method: String, _ path: String, token: String?, body: String? = nil) throws
         -> HTTPClientResponse
     {
-        var headers: [(String, String)] = []
-        if let token { headers.append(("Authorization", "Bearer \(token)")) }
-        if body != nil { headers.append(("Content-Type", "application/json")) }
-        return try RawHTTP.request(
-            port: port, method, path, headers: headers, body: Array((body ?? "").utf8))
+        try server.request(method, path, token: token, body: body)
     }
 
     /// A rollup change as ingestion appends it (the compactor folds it).
@@ -114,13 +110,7 @@ final class ReportFixture {
         _ message: String, _ bucket: String, _ platform: String, _ version: String,
         _ locale: String, _ counters: [Int], app: String? = nil
     ) throws {
-        _ = try db.query(
-            """
-            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
-                delivered, confirmed, foreground, background, opened, clicks, dismissed, duplicate_reports)
-            VALUES (\(app ?? appId), \(message), \(bucket), \(platform), \(version), \(locale),
-                    \(PostgresQuery(joining: counters.map { "\($0)" }, separator: ", ")))
-            """)
+        try server.rollup(app: app ?? appId, message, bucket, platform, version, locale, counters)
     }
 
     func latency(_ message: String, seconds: Double, pairs: Int) throws {

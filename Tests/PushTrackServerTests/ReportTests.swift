@@ -419,11 +419,11 @@ struct ReportTests {
         #expect(records.last == "")
         #expect(
             records[0].hasPrefix(
-                "appId,campaignId,name,noticeType,firstSentAt,messageCount,sent,delivered,deliveryRate"
+                "appId,campaignId,name,noticeType,noticeTypeName,firstSentAt,messageCount,sent,delivered,deliveryRate"
             ))
         #expect(
             records[1].hasPrefix(
-                "\(fixture.appId),spring-sale,\"Spring, \"\"big\"\" sale\",promo,2026-11-29T08:00:00Z,3,1500,1120,0.7466666666666667,"
+                "\(fixture.appId),spring-sale,\"Spring, \"\"big\"\" sale\",promo,promo,2026-11-29T08:00:00Z,3,1500,1120,0.7466666666666667,"
             ))
         #expect(records.count == 4 + 1)  // header, spring-sale, m4, empty, and the final CRLF
 

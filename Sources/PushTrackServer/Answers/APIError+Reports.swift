@@ -29,7 +29,8 @@ extension APIError {
     }
 
     /// The answer for a report or registry request that cannot be answered as asked; a 409
-    /// lists the apps in `apps`.
+    /// lists the apps in `apps`, a missing `appId` is also listed in `errors` as for other
+    /// fields.
     static func report(_ error: ReportError) -> APIError {
         var answer: APIError
         switch error {
@@ -51,7 +52,12 @@ extension APIError {
         case .appRequired:
             answer = APIError(
                 status: 422, error: "missing_field",
-                message: "appId: appId is required with a token valid for every app")
+                message: "appId: \(ReportError.appRequiredMessage)",
+                details: .fields([
+                    FieldError(
+                        field: "appId", code: RejectionCode.missingField.rawValue,
+                        message: ReportError.appRequiredMessage)
+                ]))
         }
         answer.reportError = error
         return answer

@@ -126,11 +126,13 @@ struct APIError: Error, Sendable {
             message: "the database is unreachable; nothing was stored, retry after \(retryAfter) s",
             retryAfter: retryAfter, logged: reason.map { Logged(level: .warning, reason: $0) })
     }
+    /// 503 `shutting_down`, in the words of the HTTP layer's own refusal
+    /// (``HTTPResponse/shuttingDown(retryAfter:)``): a client sees one answer whichever layer
+    /// refused it.
     static func shuttingDown() -> APIError {
         APIError(
-            status: 503, error: "shutting_down",
-            message: "the server is stopping; retry on another instance",
-            retryAfter: 1)
+            status: 503, error: HTTPResponse.shuttingDownError,
+            message: HTTPResponse.shuttingDownMessage, retryAfter: 1)
     }
     /// `GET /readyz` while the writers cannot reach the database: the reason is the answer.
     static func notReady(reason: String) -> APIError {

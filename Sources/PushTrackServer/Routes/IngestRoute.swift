@@ -19,10 +19,27 @@ struct IngestRoute: Sendable {
         let rejected: [Rejection]
     }
 
+    /// The refusals decided from the header block alone (`Router.add(admit:)`): no write key, a
+    /// content type or encoding that is not read, a writer that is stopping or full. The body of
+    /// a refused request is discarded instead of kept and decoded, and a client that writes its
+    /// whole body before reading still reads the refusal.
+    func admit(_ request: HTTPRequest) -> HTTPResponse? {
+        do {
+            _ = try WriteKeyCache.key(of: request)
+            try RequestBody.checkHeaders(request)
+            // The body's size is checked against the queue once it has arrived (`accept`).
+            try writer.checkAdmission(bytes: 0)
+            return nil
+        } catch {
+            return answers.failure(error, to: request).response
+        }
+    }
+
+    /// Runs once `admit` let the request through (the server calls it at the header block), so
+    /// the content headers are not checked again.
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
         answers.guarding(request, responder) {
             let key = try WriteKeyCache.key(of: request)
-            try RequestBody.checkHeaders(request)
             writeKeys.resolve(key) { resolution in
                 answers.guarding(request, responder) {
                     let appId = try resolution.app()

@@ -1,6 +1,5 @@
 import HTTPServer
 import PushTrackCore
-import Synchronization
 
 /// `GET /metrics`: the Prometheus text exposition of ``ServiceMetrics`` and the HTTP server's
 /// ``HTTPMetrics``, rendered on each scrape.
@@ -10,20 +9,16 @@ import Synchronization
 /// sends as `Authorization: Bearer <token>`.
 final class MetricsRoute: Sendable {
     let metrics: ServiceMetrics
+    /// The HTTP server's metrics, made before the server and given to it.
+    let http: HTTPMetrics
     let writer: IngestWriter
     let token: String?
-    /// The server whose request metrics are rendered; set once it exists (the router, which
-    /// holds this route, is built before the server).
-    private let server = Mutex<HTTPServer?>(nil)
 
-    init(metrics: ServiceMetrics, writer: IngestWriter, token: String?) {
+    init(metrics: ServiceMetrics, http: HTTPMetrics, writer: IngestWriter, token: String?) {
         self.metrics = metrics
+        self.http = http
         self.writer = writer
         self.token = token
-    }
-
-    func attach(_ server: HTTPServer) {
-        self.server.withLock { $0 = server }
     }
 
     func register(on router: inout Router) {
@@ -34,9 +29,7 @@ final class MetricsRoute: Sendable {
         if let token, !Self.authorized(request.headers["authorization"], token: token) {
             return APIError.metricsTokenRequired().response
         }
-        let http = server.withLock { $0 }
-        let body = metrics.render(
-            http: http?.metrics, health: writer.health, inFlight: http?.inFlight ?? 0)
+        let body = metrics.render(http: http, health: writer.health, inFlight: http.inFlight)
         return HTTPResponse(
             status: 200, headers: [("Content-Type", PrometheusText.contentType)],
             body: Array(body.utf8))

@@ -6,6 +6,7 @@ import PushTrackCore
 /// The report API (read or admin token) and the sender's registry (admin token):
 ///
 /// - `GET /api/v1/reports/campaigns?from=&to=&appId=`
+/// - `GET /api/v1/reports/notice-types?from=&to=&appId=&tz=`
 /// - `GET /api/v1/reports/campaigns/{campaignId}?appId=&from=&to=&tz=`
 /// - `GET /api/v1/reports/campaigns/{campaignId}/timeseries?bucket=hour|day&tz=&from=&to=&appId=`
 /// - `POST /api/v1/campaigns/{campaignId}/sends`
@@ -27,19 +28,23 @@ struct ReportRoutes: Sendable {
     func register(on router: inout Router) {
         router.add("GET", "/api/v1/reports/campaigns") { request, responder in
             serve(request, responder, role: .read) { grant, connection in
-                let zone = try ReportWindow.timeZone(request.query["tz"])
-                let window = try ReportWindow.parse(
-                    from: request.query["from"], to: request.query["to"], timeZone: zone)
+                let window = try Self.window(request)
                 let list = try ReportStore(connection).campaignList(
                     window: window, requested: request.query["appId"], scope: grant.appId)
                 return .json(bytes: try ReportJSON.encode(list))
             }
         }
+        router.add("GET", "/api/v1/reports/notice-types") { request, responder in
+            serve(request, responder, role: .read) { grant, connection in
+                let window = try Self.window(request)
+                let report = try ReportStore(connection).noticeTypes(
+                    window: window, requested: request.query["appId"], scope: grant.appId)
+                return .json(bytes: try ReportJSON.encode(report))
+            }
+        }
         router.add("GET", "/api/v1/reports/campaigns/{campaignId}") { request, responder in
             serve(request, responder, role: .read) { grant, connection in
-                let zone = try ReportWindow.timeZone(request.query["tz"])
-                let window = try ReportWindow.parse(
-                    from: request.query["from"], to: request.query["to"], timeZone: zone)
+                let window = try Self.window(request)
                 let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
                 let report = try store.campaignReport(
                     appId: appId, campaignId: campaignId, window: window)
@@ -75,8 +80,7 @@ struct ReportRoutes: Sendable {
         router.add("GET", "/api/v1/reports/audience") { request, responder in
             serve(request, responder, role: .read) { grant, connection in
                 let store = ReportStore(connection)
-                let appId = try store.audienceApp(
-                    requested: request.query["appId"], scope: grant.appId)
+                let appId = try store.app(requested: request.query["appId"], scope: grant.appId)
                 return try Self.audience(request, store, appId: appId, campaignId: nil)
             }
         }
@@ -92,8 +96,8 @@ struct ReportRoutes: Sendable {
             serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let send = try SendRequest.decode(try parsed.get())
-                let appId = try CampaignRegistry.app(
-                    requested: send.appId, scope: grant.appId, on: connection)
+                let appId = try ReportStore(connection).app(
+                    requested: send.appId, scope: grant.appId)
                 let stored = try CampaignRegistry.registerSend(
                     send, campaignId: campaignId, appId: appId, on: connection)
                 return .json(status: 201, bytes: try ReportJSON.encode(stored))
@@ -104,8 +108,8 @@ struct ReportRoutes: Sendable {
             serve(request, responder, role: .admin) { grant, connection in
                 let campaignId = try Self.campaignId(request)
                 let settings = try CampaignSettings.decode(try parsed.get())
-                let appId = try CampaignRegistry.app(
-                    requested: settings.appId, scope: grant.appId, on: connection)
+                let appId = try ReportStore(connection).app(
+                    requested: settings.appId, scope: grant.appId)
                 let (campaign, created) = try CampaignRegistry.updateCampaign(
                     settings, campaignId: campaignId, appId: appId, on: connection)
                 return .json(status: created ? 201 : 200, bytes: try ReportJSON.encode(campaign))
@@ -154,6 +158,13 @@ struct ReportRoutes: Sendable {
         let report = try store.audience(
             appId: appId, campaignId: campaignId, environment: environment, window: window)
         return .json(bytes: try ReportJSON.encode(report))
+    }
+
+    /// The request's `from`/`to`, dates read in its `tz` (default UTC).
+    private static func window(_ request: HTTPRequest) throws(ReportInputError) -> ReportWindow {
+        let zone = try ReportWindow.timeZone(request.query["tz"])
+        return try ReportWindow.parse(
+            from: request.query["from"], to: request.query["to"], timeZone: zone)
     }
 
     /// The `{campaignId}` of a registry route, held to the rules of an event's `campaignId`.

@@ -9,14 +9,17 @@ import PushTrackCore
 /// let body = try RequestBody.json(of: request, maxBodyBytes: limit)  // 400, 413
 /// ```
 enum RequestBody {
-    /// 415 for a Content-Type other than JSON (`application/json`, `application/…+json`) or a
-    /// Content-Encoding other than gzip. A missing Content-Type is read as JSON, as older
-    /// clients omit it.
+    /// 415 for a content type or encoding we do not read (DESIGN.md section 2, "The clients as
+    /// they are in the field"). Read as JSON: `application/json` and `application/*+json` with
+    /// any parameters (a `charset` other than UTF-8 included: JSON is UTF-8, and bytes that are
+    /// not fail as `invalid_json`), `text/plain` (what `navigator.sendBeacon` and many legacy
+    /// clients send), and no Content-Type at all (or an empty one), as older clients omit it.
+    /// Encodings read: gzip (`x-gzip`), `identity`, none.
     static func checkHeaders(_ request: HTTPRequest) throws(APIError) {
         if let type = request.headers["content-type"] {
             let media = HTTPHeaders.trimmed(String(type.split(separator: ";").first ?? ""))
                 .lowercased()
-            if !(media == "application/json"
+            if !(media.isEmpty || media == "application/json" || media == "text/plain"
                 || (media.hasPrefix("application/") && media.hasSuffix("+json")))
             {
                 throw .unsupportedMediaType(type)

@@ -1,11 +1,13 @@
 import HTTPServer
 
 /// One logfmt line per answered request, at `info`:
-/// `msg=request request_id=… method=… route=… path=… status=… duration_ms=… bytes_in=… bytes_out=… app=…`.
+/// `msg=request request_id=… method=… route=… path=… status=… duration_ms=… bytes_in=… bytes_out=… client=… app=…`.
 ///
 /// Only what the server decided or measured is logged: never a header value (write keys,
 /// tokens, `Authorization`, cookies), a query string or a body. `path` is the decoded path
-/// (quoted and escaped by the logger); `app` is the app id once the write key resolved.
+/// (quoted and escaped by the logger); `client` the client's address (the peer, or the
+/// `X-Forwarded-For` client when the peer is a `--trusted-proxy`); `app` is the app id once the
+/// write key resolved.
 enum AccessLog {
     /// The observer to give the HTTP server, or nil when `log` drops `info` lines (then the
     /// server does no work per request for logging at all).
@@ -19,6 +21,7 @@ enum AccessLog {
                 ("duration_ms", milliseconds(request.seconds)),
                 ("bytes_in", String(request.requestBytes)),
                 ("bytes_out", String(request.responseBytes)),
+                ("client", request.clientAddress),
             ]
             fields += request.notes
             log.log(.info, "request", fields)

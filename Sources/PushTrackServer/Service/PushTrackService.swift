@@ -43,16 +43,17 @@ public final class PushTrackService: Sendable {
         let ingest = IngestRoute(
             writeKeys: writeKeys, writer: writer, configuration: configuration, answers: answers,
             metrics: metrics)
-        router.add("POST", "/customer-track/upload-event") { request, responder in
-            ingest.handle(request, responder)
+        router.add("POST", "/customer-track/upload-event", admit: ingest.admit) {
+            request, responder in ingest.handle(request, responder)
         }
         HealthRoutes(writer: writer).register(on: &router)
         DeviceRoutes(
             writeKeys: writeKeys, answers: answers, maxBodyBytes: configuration.maxBodyBytes
         ).register(on: &router)
         let bearer = BearerAuth(answers: answers, ttlSeconds: configuration.writeKeyCacheSeconds)
+        let httpMetrics = HTTPMetrics()
         let metricsRoute = MetricsRoute(
-            metrics: metrics, writer: writer, token: configuration.metricsToken)
+            metrics: metrics, http: httpMetrics, writer: writer, token: configuration.metricsToken)
         metricsRoute.register(on: &router)
         ReportRoutes(
             auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes,
@@ -69,10 +70,12 @@ public final class PushTrackService: Sendable {
         http.connectionLimit = configuration.connectionLimit
         http.connectionTimeoutSeconds = configuration.connectionTimeoutSeconds
         http.maxBodyBytes = configuration.maxBodyBytes
+        http.drainMaxBytes = configuration.drainMaxBytes
+        http.headerTimeoutSeconds = configuration.headerTimeoutSeconds
+        http.trustedProxies = configuration.trustedProxies
         self.http = HTTPServer(
-            configuration: http, router: router, observer: AccessLog.observer(log),
-            diagnostics: AccessLog.diagnostics(log))
-        metricsRoute.attach(self.http)
+            configuration: http, router: router, metrics: httpMetrics,
+            observer: AccessLog.observer(log), diagnostics: AccessLog.diagnostics(log))
     }
 
     /// The port the server listens on (useful with port 0).

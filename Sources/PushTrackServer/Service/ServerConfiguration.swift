@@ -1,4 +1,5 @@
 import Foundation
+import HTTPServer
 import PushTrackCore
 
 /// Everything `pushtrack serve` can be told, with its defaults.
@@ -16,6 +17,15 @@ public struct ServerConfiguration: Sendable {
     public var connectionTimeoutSeconds: Int = 30
     /// Largest request body, checked before and after gzip decompression.
     public var maxBodyBytes: Int = 1 << 20
+    /// Most body bytes read and discarded so that a client refused before its body was read
+    /// (413, 401, 415, 503) still reads the answer; see `HTTPServerConfiguration.drainMaxBytes`.
+    public var drainMaxBytes: Int = 4 << 20
+    /// Seconds a connection has to complete a header block (slowloris); see
+    /// `HTTPServerConfiguration.headerTimeoutSeconds`.
+    public var headerTimeoutSeconds: Int = 5
+    /// Proxies (addresses or CIDR networks) whose `X-Forwarded-For` names the client in the
+    /// access log.
+    public var trustedProxies: [String] = []
     public var ingest = IngestLimits()
     /// Events and bytes waiting for the writer; past either the server answers 503.
     public var queueMaxEvents: Int = 50_000
@@ -114,6 +124,34 @@ extension ServerConfiguration {
             help: "largest request body after decompression (1048576)"
         ) { c, v throws(ConfigurationError) in
             c.maxBodyBytes = try integer(v, "--max-body-bytes", 1024...(256 << 20))
+        },
+        Option(
+            flag: "--drain-max-bytes", environment: "PUSHTRACK_DRAIN_MAX_BYTES",
+            help:
+                "body bytes read and discarded so that a client refused early reads its 413/401/415/503; past it the connection is closed (4194304)"
+        ) { c, v throws(ConfigurationError) in
+            c.drainMaxBytes = try integer(v, "--drain-max-bytes", 0...(1 << 30))
+        },
+        Option(
+            flag: "--header-timeout", environment: "PUSHTRACK_HEADER_TIMEOUT",
+            help: "seconds a connection has to send a complete header block, against slowloris (5)"
+        ) { c, v throws(ConfigurationError) in
+            c.headerTimeoutSeconds = try integer(v, "--header-timeout", 1...3600)
+        },
+        Option(
+            flag: "--trusted-proxy", environment: "PUSHTRACK_TRUSTED_PROXIES",
+            help:
+                "comma-separated addresses or CIDR networks whose X-Forwarded-For names the client in the access log (none)"
+        ) { c, v throws(ConfigurationError) in
+            let specs = v.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                .filter { !$0.isEmpty }
+            guard !specs.isEmpty else {
+                throw ConfigurationError("--trusted-proxy: no address given")
+            }
+            if case .failure(.invalidConfiguration(let message)) = TrustedProxies.parse(specs) {
+                throw ConfigurationError("--trusted-proxy: \(message)")
+            }
+            c.trustedProxies = specs
         },
         Option(
             flag: "--max-batch-events", environment: "PUSHTRACK_MAX_BATCH_EVENTS",

@@ -39,10 +39,13 @@ public struct StoredCampaign: Sendable, Equatable, Encodable {
     public let appId: String
     public let campaignId: String
     public let name: String?
-    public let noticeType: String?
+    /// As it was given; encoded with `noticeTypeName` beside it.
+    public let noticeType: NoticeType?
     public let createdAt: String
 
-    enum CodingKeys: String, CodingKey { case appId, campaignId, name, noticeType, createdAt }
+    enum CodingKeys: String, CodingKey {
+        case appId, campaignId, name, noticeType, noticeTypeName, createdAt
+    }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
@@ -50,31 +53,13 @@ public struct StoredCampaign: Sendable, Equatable, Encodable {
         try container.encode(campaignId, forKey: .campaignId)
         try container.encode(name, forKey: .name)
         try container.encode(noticeType, forKey: .noticeType)
+        try container.encode(noticeType?.name, forKey: .noticeTypeName)
         try container.encode(createdAt, forKey: .createdAt)
     }
 }
 
 /// The sender's registry: sends (the report denominators) and campaign settings.
 public enum CampaignRegistry {
-    /// The app a registry request acts on: the token's app, or for a token valid for every app
-    /// the body's `appId`, which must name an app.
-    static func app(requested: String?, scope: String?, on connection: PostgresConnection) throws
-        -> String
-    {
-        if let scope {
-            if let requested, requested != scope {
-                throw ReportError.appNotAllowed(requested, tokenApp: scope)
-            }
-            return scope
-        }
-        guard let requested else { throw ReportError.appRequired }
-        guard try connection.query("SELECT 1 FROM apps WHERE app_id = \(requested)").count == 1
-        else {
-            throw ReportError.unknownApp(requested)
-        }
-        return requested
-    }
-
     /// Stores one send (a wave) and registers its message in the campaign, in one transaction.
     ///
     /// The message row becomes `registered`, moves to this campaign (so counts already made
@@ -116,23 +101,35 @@ public enum CampaignRegistry {
     }
 
     /// Creates the campaign or updates the settings given (absent ones are kept).
+    ///
+    /// A notice type is stored as its text, its code when it was given as an integer, and its
+    /// name (sql/008_notice_types.sql), the three set together.
     /// - Returns: the stored campaign and whether it was created.
     public static func updateCampaign(
         _ settings: CampaignSettings, campaignId: String, appId: String,
         on connection: PostgresConnection
     ) throws -> (campaign: StoredCampaign, created: Bool) {
+        let noticeType = settings.noticeType
         let row = try connection.query(
             """
-            INSERT INTO campaigns AS c (app_id, campaign_id, name, notice_type)
-            VALUES (\(appId), \(campaignId), \(settings.name), \(settings.noticeType))
+            INSERT INTO campaigns AS c (app_id, campaign_id, name, notice_type, notice_type_code,
+                                        notice_type_name)
+            VALUES (\(appId), \(campaignId), \(settings.name), \(noticeType?.text),
+                    \(noticeType?.code), \(noticeType?.name))
             ON CONFLICT (app_id, campaign_id) DO UPDATE
                SET name = coalesce(EXCLUDED.name, c.name),
-                   notice_type = coalesce(EXCLUDED.notice_type, c.notice_type)
-            RETURNING name, notice_type, created_at, (xmax = 0) AS created
+                   notice_type = coalesce(EXCLUDED.notice_type, c.notice_type),
+                   notice_type_code = CASE WHEN EXCLUDED.notice_type IS NULL
+                                           THEN c.notice_type_code
+                                           ELSE EXCLUDED.notice_type_code END,
+                   notice_type_name = CASE WHEN EXCLUDED.notice_type IS NULL
+                                           THEN c.notice_type_name
+                                           ELSE EXCLUDED.notice_type_name END
+            RETURNING name, notice_type, notice_type_code, created_at, (xmax = 0) AS created
             """)[0]
         let campaign = StoredCampaign(
             appId: appId, campaignId: campaignId, name: row.string("name"),
-            noticeType: row.string("notice_type"),
+            noticeType: ReportStore.noticeType(row),
             createdAt: RFC3339.format(row.date("created_at") ?? Date()))
         return (campaign, row.bool("created") ?? false)
     }

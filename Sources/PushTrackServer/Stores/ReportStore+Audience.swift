@@ -3,24 +3,6 @@ import PostgresClient
 import PushTrackCore
 
 extension ReportStore {
-    /// The app of an audience report: `requested` (`?appId=`, `--app`) within the token's
-    /// `scope`; without either, the only app there is.
-    public func audienceApp(requested: String?, scope: String?) throws -> String {
-        if let scope, let requested, requested != scope {
-            throw ReportError.appNotAllowed(requested, tokenApp: scope)
-        }
-        if let app = scope ?? requested {
-            guard try !connection.query("SELECT 1 FROM apps WHERE app_id = \(app)").isEmpty
-            else { throw ReportError.unknownApp(app) }
-            return app
-        }
-        let apps = try connection.query("SELECT app_id FROM apps ORDER BY 1 LIMIT 2")
-        guard apps.count == 1, let app = apps.first?.string("app_id") else {
-            throw ReportError.appRequired
-        }
-        return app
-    }
-
     /// `sandbox`, `production`, or `nil` (both) from a parameter.
     /// - Throws: ``ReportInputError`` for any other value.
     public static func environment(_ text: String?) throws(ReportInputError) -> String? {

@@ -12,8 +12,12 @@ public enum ReportError: Error, Sendable, Equatable, CustomStringConvertible {
     case appNotAllowed(String, tokenApp: String)
     /// An `appId` that names no app: 422.
     case unknownApp(String)
-    /// A token valid for every app registered a send without `appId`: 422.
+    /// A token valid for every app named no `appId` where one app is needed, and the database
+    /// does not hold exactly one: 422 `missing_field`.
     case appRequired
+
+    static let appRequiredMessage =
+        "appId is required with a token valid for every app unless the database holds exactly one app"
 
     public var description: String {
         switch self {
@@ -27,7 +31,7 @@ public enum ReportError: Error, Sendable, Equatable, CustomStringConvertible {
         case .unknownApp(let app):
             return "no app has id \(app)"
         case .appRequired:
-            return "appId is required with a token valid for every app"
+            return Self.appRequiredMessage
         }
     }
 }
@@ -59,13 +63,42 @@ public struct ReportStore {
 
     // MARK: Which app
 
-    /// The app that holds `campaignId`, as `requested` (`?appId=`) and the token's `scope` allow.
-    public func appHolding(campaignId: String, requested: String?, scope: String?) throws -> String
-    {
+    /// The one app a request acts on (DESIGN.md section 4): with a token limited to one app
+    /// (`scope`), that app (`requested` must be absent or the same); with a token valid for every
+    /// app, `requested` (the body's or query's `appId`, `--app`), which must name an app; without
+    /// it, the only app the database holds.
+    ///
+    /// The sends registry, campaign settings and the app-wide audience report all resolve their
+    /// app here.
+    /// - Throws: ``ReportError/appNotAllowed(_:tokenApp:)`` for another app than the token's,
+    ///   ``ReportError/unknownApp(_:)`` for an id that names no app,
+    ///   ``ReportError/appRequired`` when `appId` is absent and there are several apps (or none).
+    public func app(requested: String?, scope: String?) throws -> String {
+        if let app = try Self.listedApp(requested: requested, scope: scope) {
+            guard try !connection.query("SELECT 1 FROM apps WHERE app_id = \(app)").isEmpty
+            else { throw ReportError.unknownApp(app) }
+            return app
+        }
+        let apps = try connection.query("SELECT app_id FROM apps ORDER BY 1 LIMIT 2")
+        guard apps.count == 1, let app = apps.first?.string("app_id") else {
+            throw ReportError.appRequired
+        }
+        return app
+    }
+
+    /// The app a report over campaigns is limited to: the token's (`scope`; `requested` must be
+    /// absent or the same), else `requested`, else none (`nil`: every app).
+    static func listedApp(requested: String?, scope: String?) throws(ReportError) -> String? {
         if let scope, let requested, requested != scope {
             throw ReportError.appNotAllowed(requested, tokenApp: scope)
         }
-        let app = scope ?? requested
+        return scope ?? requested
+    }
+
+    /// The app that holds `campaignId`, as `requested` (`?appId=`) and the token's `scope` allow.
+    public func appHolding(campaignId: String, requested: String?, scope: String?) throws -> String
+    {
+        let app = try Self.listedApp(requested: requested, scope: scope)
         let apps = try connection.query(
             """
             SELECT app_id FROM campaigns
@@ -78,7 +111,7 @@ public struct ReportStore {
             """
         ).compactMap { $0.string("app_id") }
         switch apps.count {
-        case 0: throw ReportError.campaignNotFound(campaignId, appId: scope ?? requested)
+        case 0: throw ReportError.campaignNotFound(campaignId, appId: app)
         case 1: return apps[0]
         default: throw ReportError.ambiguousCampaign(campaignId, apps: apps)
         }
@@ -90,10 +123,8 @@ public struct ReportStore {
     public func campaignList(window: ReportWindow, requested: String?, scope: String?) throws
         -> CampaignList
     {
-        if let scope, let requested, requested != scope {
-            throw ReportError.appNotAllowed(requested, tokenApp: scope)
-        }
-        return try snapshot { try $0.buildCampaignList(window: window, app: scope ?? requested) }
+        let app = try Self.listedApp(requested: requested, scope: scope)
+        return try snapshot { try $0.buildCampaignList(window: window, app: app) }
     }
 
     private func buildCampaignList(window: ReportWindow, app: String?) throws -> CampaignList {
@@ -125,7 +156,7 @@ public struct ReportStore {
             let counters = Self.counters(row)
             return CampaignSummary(
                 appId: appId, campaignId: row.string("campaign_id") ?? "",
-                name: row.string("name"), noticeType: row.string("notice_type"),
+                name: row.string("name"), noticeType: Self.noticeType(row),
                 firstSentAt: row.date("first_sent_at"), messageCount: row.int("messages") ?? 0,
                 metrics: ReportMetrics(
                     sent: row.int("sent") ?? 0, counters: counters,
@@ -137,6 +168,35 @@ public struct ReportStore {
                         opened: counters.opened, delivered: counters.delivered)))
         }
         return CampaignList(campaigns: CampaignList.sorted(campaigns), window: window)
+    }
+
+    // MARK: Notice types
+
+    /// One row per notice type over the campaigns of `scope` (or `requested` app, or every app)
+    /// first sent in `window`, as ``campaignList(window:requested:scope:)`` selects them:
+    /// `campaign_report` grouped by the type as given (the code 10 and the string "10" apart).
+    public func noticeTypes(window: ReportWindow, requested: String?, scope: String?) throws
+        -> NoticeTypeReport
+    {
+        let app = try Self.listedApp(requested: requested, scope: scope)
+        let rows = try connection.query(
+            """
+            SELECT notice_type, notice_type_code, count(*) AS campaigns,
+                   sum(sent)::bigint AS sent, sum(delivered)::bigint AS delivered,
+                   sum(opened)::bigint AS opened
+              FROM campaign_report
+             WHERE (\(app)::text IS NULL OR app_id = \(app))
+               AND (\(window.from)::timestamptz IS NULL OR first_sent_at >= \(window.from))
+               AND (\(window.to)::timestamptz IS NULL OR first_sent_at < \(window.to))
+             GROUP BY notice_type, notice_type_code
+            """
+        ).map { row in
+            NoticeTypeReport.Row(
+                noticeType: Self.noticeType(row), campaigns: row.int("campaigns") ?? 0,
+                sent: row.int("sent") ?? 0, delivered: row.int("delivered") ?? 0,
+                opened: row.int("opened") ?? 0)
+        }
+        return NoticeTypeReport(rows: NoticeTypeReport.sorted(rows), window: window)
     }
 
     // MARK: Campaign report
@@ -177,7 +237,7 @@ public struct ReportStore {
         let messages = Self.campaignMessages(appId: appId, campaignId: campaignId, window: window)
         let campaign = try connection.query(
             """
-            SELECT name, notice_type FROM campaigns
+            SELECT name, notice_type, notice_type_code FROM campaigns
              WHERE app_id = \(appId) AND campaign_id = \(campaignId)
             """
         ).first
@@ -243,7 +303,7 @@ public struct ReportStore {
         }
         let summary = CampaignSummary(
             appId: appId, campaignId: campaignId, name: campaign?.string("name"),
-            noticeType: campaign?.string("notice_type"),
+            noticeType: campaign.flatMap(Self.noticeType),
             firstSentAt: reports.compactMap(\.sentAt).min(), messageCount: reports.count,
             metrics: total)
         return CampaignReport(
@@ -389,6 +449,11 @@ public struct ReportStore {
         return CampaignSeries(
             appId: appId, campaignId: campaignId, bucket: series.unit,
             tz: series.zoneName, points: points)
+    }
+
+    /// The notice type of a row with `notice_type` and `notice_type_code` columns.
+    static func noticeType(_ row: PostgresRow) -> NoticeType? {
+        NoticeType(text: row.string("notice_type"), code: row.int("notice_type_code"))
     }
 
     /// The counters of a row with the views' column names.

@@ -18,9 +18,11 @@ Case kinds:
 adds to `events`; "rejected" lists the per-event codes of a 200 or 422 answer.
 """
 
+import base64
 import gzip
 import json
 import os
+import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 INJECTION = "'; DROP TABLE events; --"
@@ -226,8 +228,54 @@ body("gzip-of-nothing.gz", gzip.compress(b"", mtime=0), 400, "empty_body", heade
      note="a valid gzip stream that inflates to no bytes")
 body("content-encoding-br.json", VALID, 415, "unsupported_encoding",
      headers={"Content-Encoding": "br"}, note="only gzip (or identity) is read")
-body("content-type-text-plain.json", VALID, 415, "unsupported_media_type",
-     headers={"Content-Type": "text/plain"}, note="only application/json (and +json) is read")
+body("content-type-text-plain.json", VALID, 200, stored=1,
+     headers={"Content-Type": "text/plain"},
+     note="what sendBeacon and many legacy clients send: read as JSON")
+body("content-type-text-plain-charset.json", VALID, 200, stored=1,
+     headers={"Content-Type": "text/plain;charset=UTF-8"},
+     note="sendBeacon with a string body: read as JSON")
+body("content-type-json-latin1-charset.json", VALID, 200, stored=1,
+     headers={"Content-Type": "application/json; charset=ISO-8859-1"},
+     note="any charset: JSON is UTF-8, and these bytes are ASCII")
+body("content-type-form-urlencoded.json", VALID, 415, "unsupported_media_type",
+     headers={"Content-Type": "application/x-www-form-urlencoded"},
+     note="only JSON, text/plain or no type are read")
+body("content-type-xml.json", VALID, 415, "unsupported_media_type",
+     headers={"Content-Type": "application/xml"}, note="only JSON, text/plain or no type are read")
+
+# --- Device-Info in the forms the apps send it ------------------------------------------------
+# The seed apps' events: pageId/category/action/label only, the device named by the push token
+# that DeviceInfoProvider puts in Device-Info.
+SEED = dumps({"pageId": "push", "category": "push_arrival", "action": "view",
+              "label": "push_Hello"}).encode()
+# An FCM registration token has the shape <instance id>:APA91b… and about 160 characters.
+FCM = "eXk3Zm9vYmFyYmF6cXV4:APA91b" + "Hq9Zx_Lm-2Rt" * 11 + "A1"
+INFO = dumps({"fcm_token": FCM, "is_notification_enabled": True})
+body("device-info-base64-fcm-token.json", SEED, 200, stored=1,
+     headers={"Device-Info": base64.b64encode(INFO.encode()).decode()},
+     note="Device-Info base64-encoded; the fcm_token identifies the device")
+body("device-info-base64url-unpadded-fcm-token.json", SEED, 200, stored=1,
+     headers={"Device-Info": base64.urlsafe_b64encode(INFO.encode()).decode().rstrip("=")},
+     note="Device-Info in the URL alphabet without padding")
+body("device-info-percent-fcm-token.json", SEED, 200, stored=1,
+     headers={"Device-Info": urllib.parse.quote(INFO, safe="")},
+     note="Device-Info percent-encoded")
+body("device-info-base64-not-json.json", SEED, 422, "all_events_invalid",
+     rejected=["missing_device_id"],
+     headers={"Device-Info": base64.b64encode(b"fcm_token=abcdefgh12345678").decode()},
+     note="base64 that is not JSON is ignored: the event has no device")
+body("device-info-percent-broken-escape.json", SEED, 422, "all_events_invalid",
+     rejected=["missing_device_id"],
+     headers={"Device-Info": urllib.parse.quote(INFO, safe="")[:-3] + "%G"},
+     note="a broken percent escape: ignored, never fatal")
+body("device-info-base64-bad-length.json", SEED, 422, "all_events_invalid",
+     rejected=["missing_device_id"],
+     headers={"Device-Info": base64.b64encode(INFO.encode()).decode().rstrip("=") + "A===="},
+     note="base64 with too much padding: ignored")
+body("device-info-token-with-spaces.json", SEED, 422, "all_events_invalid",
+     rejected=["missing_device_id"],
+     headers={"Device-Info": dumps({"fcm_token": "<8a3c 11f0 9e2d 7b44>"})},
+     note="a push token outside the token alphabet names no device")
 
 # --- Empty and shape -------------------------------------------------------------------------
 body("empty-body.txt", b"", 400, "empty_body", note="Content-Length: 0")
