@@ -7,8 +7,9 @@ import Foundation
 /// Kept exact as decimal text: a number counts when its integer part has at most
 /// ``maxIntegerDigits`` digits and it needs at most ``maxFractionDigits`` digits after the point
 /// (`12.5`, `-3`, `1.5e2`, `0.000000001`); anything else adds 0: a string (`"12.5"`, `"NaN"`), an
-/// object or array, a boolean, `null`, an absent property, or a number that is too large (`1e400`)
-/// or too precise (`0.1234567891`). Sums of such values stay exact in PostgreSQL's `numeric` and in
+/// object or array, a boolean, `null`, an absent property, or a number that is too large (`1e300`)
+/// or too precise (`0.1234567891`). (Numbers beyond a double, `1e400`, are refused in any
+/// event's properties before this.) Sums of such values stay exact in PostgreSQL's `numeric` and in
 /// `Decimal` (38 digits) for up to 10^14 events.
 public enum ConversionValue {
     public static let maxIntegerDigits = 15

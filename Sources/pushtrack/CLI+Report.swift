@@ -19,7 +19,7 @@ extension CLI {
             rest,
             known: [
                 "--from", "--to", "--app", "--tz", "--format", "--bucket", "--campaign",
-                "--environment",
+                "--environment", "--metric", "--conversion", "--control",
             ])
         let formatText = options.value("--format") ?? "table"
         guard let format = ReportFormat(rawValue: formatText) else {
@@ -48,6 +48,8 @@ extension CLI {
             try write(report, format) { renderNoticeTypes(report, csv: $0) }
         case "audience":
             try reportAudience(options, format: format, window: window, environment: environment)
+        case "variants":
+            try reportVariants(options, format: format, environment: environment)
         case "campaign", "timeseries":
             guard options.positionals.count == 1 else {
                 throw UsageError("report \(subcommand) takes one campaign id")
@@ -73,7 +75,7 @@ extension CLI {
             }
         default:
             throw UsageError(
-                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>, report notice-types"
+                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>, report variants <id>, report notice-types"
             )
         }
         return 0
@@ -102,6 +104,8 @@ extension CLI {
         ("OPENED", "opened"), ("OPEN%", "openRate"), ("CTR%", "clickThroughRate"),
         ("CLICKS", "clicks"), ("DISMISSED", "dismissed"), ("DUPS", "duplicateReports"),
         ("P50", "p50Seconds"), ("P90", "p90Seconds"), ("INFLUENCED", "influencedOpens"),
+        ("DELIV P50", "timeToDeliverP50Seconds"), ("DELIV P90", "timeToDeliverP90Seconds"),
+        ("DELIV P99", "timeToDeliverP99Seconds"),
     ]
 
     private static func metricCells(_ metrics: ReportMetrics, csv: Bool) -> [String] {
@@ -118,18 +122,24 @@ extension CLI {
             String(counters.dismissed), String(counters.duplicateReports),
             seconds(metrics.timeToOpen?.p50Seconds), seconds(metrics.timeToOpen?.p90Seconds),
             metrics.influencedOpens.map(String.init) ?? (csv ? "" : "-"),
+            seconds(metrics.timeToDeliver?.p50Seconds), seconds(metrics.timeToDeliver?.p90Seconds),
+            seconds(metrics.timeToDeliver?.p99Seconds),
         ]
     }
 
-    /// A table or CSV with leading text columns and then the metric columns.
+    /// A table or CSV with leading text columns, then the metric columns, then (CSV) the
+    /// `extra` columns made from the metrics.
     private static func metricTable(
-        _ leading: [(table: String, csv: String)], rows: [([String], ReportMetrics)], csv: Bool
+        _ leading: [(table: String, csv: String)], rows: [([String], ReportMetrics)], csv: Bool,
+        extra: [(csv: String, cell: (ReportMetrics) -> String)] = []
     ) -> String {
         let columns = leading + metricColumns
         if csv {
             return CSV.document(
-                header: columns.map(\.csv),
-                rows: rows.map { $0.0 + metricCells($0.1, csv: true) })
+                header: columns.map(\.csv) + extra.map(\.csv),
+                rows: rows.map { row in
+                    row.0 + metricCells(row.1, csv: true) + extra.map { $0.cell(row.1) }
+                })
         }
         var table = TextTable(
             columns.enumerated().map { index, column in
@@ -195,7 +205,8 @@ extension CLI {
             ("SCOPE", "scope"), ("ID", "id"), ("TITLE", "title"), ("SENT AT", "sentAt"),
         ]
         if csv {
-            var text = metricTable(leading, rows: rows, csv: true)
+            let extra = conversionColumns(summary.metrics.conversions ?? [])
+            var text = metricTable(leading, rows: rows, csv: true, extra: extra)
             for point in report.openCurve {
                 var cells = ["openCurve", point.after, "", ""]
                 cells += metricColumns.map { column in
@@ -205,7 +216,7 @@ extension CLI {
                     default: ""
                     }
                 }
-                text += CSV.record(cells)
+                text += CSV.record(cells + extra.map { _ in "" })
             }
             return text
         }
@@ -223,7 +234,7 @@ extension CLI {
             ])
         }
         return text + "\nopen curve (from each message's first send; 5-minute precision)\n"
-            + curve.render()
+            + curve.render() + conversionSection(report) + deliverySection(report)
     }
 
     /// A notice type as CSV shows it (`noticeType`, `noticeTypeName`: the value as given and

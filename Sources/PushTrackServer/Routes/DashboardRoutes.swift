@@ -13,7 +13,7 @@ import PushTrackCore
 ///   401 (403 for a write key).
 /// - `POST /dashboard/sign-out`: ends the session.
 /// - `GET /dashboard?from=&to=&tz=&sort=&order=&appId=`: the campaign list.
-/// - `GET /dashboard/campaign?id=&appId=&tz=&bucket=`: a campaign's page.
+/// - `GET /dashboard/campaign?id=&appId=&tz=&bucket=&variants=`: a campaign's page.
 ///
 /// Pages read the reports through ``ReportStore``, the builder of the JSON API, so they show
 /// its numbers. Without a valid session a page answers 303 to the sign-in form. The POST forms
@@ -112,8 +112,33 @@ struct DashboardRoutes: Sendable {
         }
         return CampaignPage(
             report: report, series: series, zone: chosen.timeZone, zoneName: chosen.zoneName,
-            chosenBucket: chosenBucket
+            chosenBucket: chosenBucket,
+            variants: try variants(request, store, appId: appId, campaignId: campaignId)
         ).render()
+    }
+
+    /// The variants panel's report for the form field `variants` (`openRate` by default, or
+    /// `conversion:<category>`); `nil` when the campaign has fewer than two messages or no
+    /// such category. A metric that is not one is the API's 400.
+    private static func variants(
+        _ request: HTTPRequest, _ store: ReportStore, appId: String, campaignId: String
+    ) throws -> VariantReport? {
+        let choice = given(request.query["variants"]) ?? "openRate"
+        var conversion: String? = nil
+        let metric: VariantMetric
+        if choice.hasPrefix("conversion:") {
+            metric = .conversionRate
+            conversion = String(choice.dropFirst("conversion:".count))
+        } else {
+            metric = try ReportStore.variantMetric(choice)
+        }
+        do {
+            return try store.variants(
+                appId: appId, campaignId: campaignId, metric: metric, conversion: conversion,
+                control: nil)
+        } catch is ConversionError {
+            return nil
+        }
     }
 
     /// A query value, `nil` when absent or empty (an empty form field).
