@@ -90,8 +90,9 @@ extension CampaignPage {
                 : variant.significant == true
                     ? "<td class=\"significant\" data-label=\"Significant\" data-field=\"significant\" data-value=\"true\">✓ significant</td>"
                     : "<td data-label=\"Significant\" data-field=\"significant\" data-value=\"\(variant.significant.map { "\($0)" } ?? "")\">no</td>"
+            let marked: HTML = variant.significant == true ? " class=\"significant\"" : ""
             return """
-                <tr data-message="\(variant.messageId)"\(variant.significant == true ? " class=\"significant\"" : "")>\
+                <tr data-message="\(variant.messageId)"\(marked)>\
                 <td class="name">\(variant.title ?? variant.messageId)<small>\(variant.messageId)</small></td>\
                 \(TableCell.count("trials", variant.trials, "Trials"))\
                 \(TableCell.count("successes", variant.successes, "Successes"))\

@@ -6,9 +6,10 @@ import Foundation
 /// The writers keep only each confirmed pair's arrival second (``ArrivalKey``), never the waves,
 /// since a send may be registered after the arrivals it explains; the database bins the seconds
 /// against the waves registered (sql/010_time_to_deliver.sql) into the histogram of
-/// ``OpenLatency`` (2% bins). Precision: the arrival is taken at the middle of its second, so a
-/// percentile is within 1% of the true one plus at most half a second; an arrival in the same
-/// second as a wave counts after it, and one before the first wave counts as 0 s.
+/// ``OpenLatency`` (2% bins). Precision: the arrival is taken at the middle of its second and a
+/// percentile at the middle of its bin, so it is within half a second plus 1% (of 1 + the
+/// latency) of the true one; an arrival in the same second as a wave counts after it, and one
+/// before the first wave counts as 0 s.
 public enum DeliverLatency {
     /// The arrival second of a delivery time: whole epoch seconds, rounded down, on whole
     /// microseconds as PostgreSQL stores it (`floor(extract(epoch FROM first_arrival_at))`).
