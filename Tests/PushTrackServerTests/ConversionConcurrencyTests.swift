@@ -96,10 +96,7 @@ struct ConversionConcurrencyTests {
         let sample = ConversionSample(seed: 11, messages: 3, devices: 60)
         let url = try TestDatabase.create()
         defer { try? TestDatabase.drop(url) }
-        let db = try PostgresConnection(url: url)
-        try LiveServer.migrator().migrate(db)
-        try Maintenance.ensurePartitions(db)
-        let app = try Credentials.createApp(name: "conversions", on: db)
+        let (db, app) = try TwoWriters.database(url, app: "conversions")
         let admin = try Credentials.createToken(role: .admin, appId: nil, on: db).token
         let servers = [try ServerProcess(databaseURL: url), try ServerProcess(databaseURL: url)]
         let put = try RawHTTP.request(
@@ -108,37 +105,10 @@ struct ConversionConcurrencyTests {
             body: Array(#"{"directWindowHours": 2, "influencedWindowHours": 4}"#.utf8))
         #expect(put.status == 201, "\(put.text)")
 
-        var random = SplitMix64(state: shuffleSeed)
-        var events = sample.events
-        events.shuffle(using: &random)
-        var batches: [[String]] = []
-        while !events.isEmpty {
-            let size = min(events.count, Int.random(in: 1...20, using: &random))
-            batches.append(Array(events.prefix(size)))
-            events.removeFirst(size)
-        }
-        let ports = servers.map(\.port)
-        let requests = batches
-        let failures = Mutex<[String]>([])
-        let clients = 6
-        DispatchQueue.concurrentPerform(iterations: clients) { client in
-            for (index, batch) in requests.enumerated() where index % clients == client {
-                do {
-                    let response = try RawHTTP.request(
-                        port: ports[index % ports.count], "POST", "/customer-track/upload-event",
-                        headers: [
-                            ("X-App-Key", app.writeKey), ("Content-Type", "application/json"),
-                        ],
-                        body: Array("[\(batch.joined(separator: ","))]".utf8))
-                    if response.status != 200 {
-                        failures.withLock { $0.append("\(response.status) \(response.text)") }
-                    }
-                } catch {
-                    failures.withLock { $0.append("\(error)") }
-                }
-            }
-        }
-        #expect(failures.withLock { $0 } == [])
+        let failures = TwoWriters.send(
+            sample.events, seed: shuffleSeed, maxBatch: 20, ports: servers.map(\.port),
+            writeKey: app.writeKey)
+        #expect(failures == [])
         let store = ReportStore(db)
         var stored: [String: ConversionCounters] = [:]
         for (message, counts) in try store.messageConversions(of: "m.app_id = \(app.appId)") {
