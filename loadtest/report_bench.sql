@@ -103,8 +103,10 @@ FROM (
      WHERE first_click_at IS NULL AND first_arrival_at IS NOT NULL
        AND hashint4(substr(device_id, 2)::int + 1) % 40 = 0
     UNION ALL
-    SELECT app_id, device_id, first_arrival_at + interval '40 hours', NULL, NULL
-      FROM deliveries WHERE hashint4(substr(device_id, 2)::int + 2) % 1000 = 0
+    SELECT app_id, device_id, coalesce(first_arrival_at, first_click_at) + interval '40 hours', NULL, NULL
+      FROM deliveries
+     WHERE coalesce(first_arrival_at, first_click_at) IS NOT NULL
+       AND hashint4(substr(device_id, 2)::int + 2) % 1000 = 0
 ) c;
 INSERT INTO conversion_devices (app_id, device_id, last_conversion_at)
 SELECT app_id, device_id, max(event_time) FROM conversion_events GROUP BY 1, 2;
