@@ -7,7 +7,9 @@
 #   (c) COPY of the same events into the same raw table (psql \copy), rows/s;
 #   (d) pgbench, one INSERT … ON CONFLICT DO NOTHING per transaction, 8 clients, tps;
 # and prints the ratios b/c and a/d against the targets. Figures, not a test: it exits 0.
-# Environment: DURATION (seconds per wrk run, 10), CONNECTIONS (64), COPY_ROWS (200000).
+# Environment: DURATION (seconds per wrk run, 10), CONNECTIONS (64), COPY_ROWS (200000),
+# CONVERSION (a category to declare for the app before the load: the same load, with the
+# writers tracking conversions; unset: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
@@ -17,9 +19,11 @@ COPY_ROWS=${COPY_ROWS:-200000}
 bench_name=bench
 # shellcheck source=loadtest/fresh.sh
 source loadtest/fresh.sh
-key=$(create_app bench writeKey)
+app_json=$("$bin" app create bench --format json)
+key=$(json_field writeKey <<<"$app_json")
 
 start_server
+declare_conversion "$(json_field appId <<<"$app_json")"
 
 
 echo "bench: warming up" >&2

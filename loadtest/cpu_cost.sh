@@ -7,7 +7,9 @@
 #       (wrk, 64 connections, DURATION seconds), dedup, delivery state and rollups included;
 #   per statement, PostgreSQL's execution time per 1,000 events (pg_stat_statements).
 # PostgreSQL's CPU is that of the postmaster and every process it started (exited ones
-# included, through the postmaster's child times). Figures, not a test: exits 0.
+# included, through the postmaster's child times). CONVERSION=<category> declares that conversion
+# category for the app first (the same load, the writers tracking the app's devices).
+# Figures, not a test: exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
@@ -17,7 +19,8 @@ BATCH=${BATCH:-50}
 bench_name=cpu
 # shellcheck source=loadtest/fresh.sh
 source loadtest/fresh.sh
-key=$(create_app cpu writeKey)
+app_json=$("$bin" app create cpu --format json)
+key=$(json_field writeKey <<<"$app_json")
 proc_cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 
 # pg_stat_statements for the per-statement times: loaded at start, so restart the cluster.
@@ -33,6 +36,7 @@ copy_events "$work/events.csv"
 copy_cpu=$(python3 -c "print($(pg_cpu) - $before)")
 
 start_server
+declare_conversion "$(json_field appId <<<"$app_json")"
 PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
 echo "cpu: (b) $BATCH-event requests, 64 connections, ${DURATION}s" >&2
 stored_before=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")

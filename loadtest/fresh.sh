@@ -49,6 +49,18 @@ start_server() {
     exit 1
 }
 
+# With CONVERSION=<category> set, declares that conversion category for app $1 through the API
+# of the server on $http_port (so that the writers track the app's devices, DESIGN.md 4b);
+# nothing otherwise. The benchmarks' load stays the same: push events only.
+declare_conversion() {
+    [[ -n "${CONVERSION:-}" ]] || return 0
+    local admin
+    admin=$("$bin" token create --role admin --format json | json_field token)
+    curl -sf -X PUT -H "Authorization: Bearer $admin" -H 'Content-Type: application/json' \
+        "localhost:$http_port/api/v1/apps/$1/conversions/$CONVERSION" -d '{}' >/dev/null
+    echo "bench: conversion category $CONVERSION declared for $1" >&2
+}
+
 # The load and the baselines of issue 3, shared by the benchmarks. These and start_server run
 # under the command prefix in $pin (e.g. "taskset -c 0"), when a script sets one.
 

@@ -73,6 +73,57 @@ FROM deliveries
 WHERE first_arrival_at IS NOT NULL AND first_click_at IS NOT NULL
 GROUP BY 1, 2, 3;
 
+-- Time to deliver: each confirmed pair's arrival second, as ingestion appends it (the compactor
+-- folds and bins it; the sends above queued every message's histogram).
+INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
+SELECT app_id, message_id, coalesce(platform, ''), floor(extract(epoch FROM first_arrival_at))::bigint,
+       count(*)
+FROM deliveries
+WHERE first_arrival_at IS NOT NULL
+GROUP BY 1, 2, 3, 4;
+
+-- Conversions (unless report_bench.sh runs with CONVERSIONS=0): category `purchase`, a purchase
+-- 30 minutes after the click of one opened pair in 8 (direct), 2 hours after the arrival of one
+-- delivered and unopened pair in 40 (influenced), and one unattributed per 1,000 pairs; values
+-- of a few decimals. The counts go in as the writers append them.
+\if :conversions
+INSERT INTO conversion_settings (app_id, category) VALUES (:'app', 'purchase');
+INSERT INTO conversion_apps (app_id, tracking_from) VALUES (:'app', :'t0');
+INSERT INTO conversion_events (app_id, device_id, category, event_time, received_at, value,
+                               value_property, direct_window_hours, influenced_window_hours, kind,
+                               message_id)
+SELECT app_id, device_id, 'purchase', t, t, (hashint4(substr(device_id, 2)::int + 3) & 9999) / 100.0,
+       'value', 24, 24, kind, message_id
+FROM (
+    SELECT app_id, device_id, first_click_at + interval '30 minutes' AS t, 'direct' AS kind, message_id
+      FROM deliveries WHERE first_click_at IS NOT NULL AND hashint4(substr(device_id, 2)::int) & 7 = 0
+    UNION ALL
+    SELECT app_id, device_id, first_arrival_at + interval '2 hours', 'influenced', message_id
+      FROM deliveries
+     WHERE first_click_at IS NULL AND first_arrival_at IS NOT NULL
+       AND hashint4(substr(device_id, 2)::int + 1) % 40 = 0
+    UNION ALL
+    SELECT app_id, device_id, coalesce(first_arrival_at, first_click_at) + interval '40 hours', NULL, NULL
+      FROM deliveries
+     WHERE coalesce(first_arrival_at, first_click_at) IS NOT NULL
+       AND hashint4(substr(device_id, 2)::int + 2) % 1000 = 0
+) c;
+INSERT INTO conversion_devices (app_id, device_id, last_conversion_at)
+SELECT app_id, device_id, max(event_time) FROM conversion_events GROUP BY 1, 2;
+INSERT INTO conversion_deltas (app_id, message_id, category, day, direct, influenced, direct_events,
+                               influenced_events, direct_value, influenced_value,
+                               unattributed_events, unattributed_value)
+SELECT app_id, message_id, category, NULL, count(DISTINCT device_id) FILTER (WHERE kind = 'direct'),
+       count(DISTINCT device_id) FILTER (WHERE kind = 'influenced'),
+       count(*) FILTER (WHERE kind = 'direct'), count(*) FILTER (WHERE kind = 'influenced'),
+       coalesce(sum(value) FILTER (WHERE kind = 'direct'), 0),
+       coalesce(sum(value) FILTER (WHERE kind = 'influenced'), 0), 0, 0
+  FROM conversion_events WHERE message_id IS NOT NULL GROUP BY 1, 2, 3
+UNION ALL
+SELECT app_id, NULL, category, (event_time AT TIME ZONE 'UTC')::date, 0, 0, 0, 0, 0, 0, count(*), sum(value)
+  FROM conversion_events WHERE message_id IS NULL GROUP BY 1, 3, 4;
+\endif
+
 -- The raw events behind the pairs: every arrival report (duplicates included), click and
 -- dismissal, as the collector stores them.
 INSERT INTO events (received_at, app_id, event_time, client_time, page_id, category, action,

@@ -13,16 +13,20 @@ public struct CampaignPage: Sendable {
     public var zoneName: String
     /// The bucket the reader chose; `nil` when the server chose it (``autoBucket(hourlyPoints:)``).
     public var chosenBucket: TimeSeries.Unit?
+    /// The messages compared on the metric the reader chose (`variants` in the form); `nil`
+    /// shows no variants panel.
+    public var variants: VariantReport?
 
     public init(
         report: CampaignReport, series: CampaignSeries, zone: TimeZone, zoneName: String,
-        chosenBucket: TimeSeries.Unit? = nil
+        chosenBucket: TimeSeries.Unit? = nil, variants: VariantReport? = nil
     ) {
         self.report = report
         self.series = series
         self.zone = zone
         self.zoneName = zoneName
         self.chosenBucket = chosenBucket
+        self.variants = variants
     }
 
     /// Past this many hourly points a chart is unreadable: the page shows days instead.
@@ -43,8 +47,10 @@ public struct CampaignPage: Sendable {
         let content: HTML = """
             <p><a href="\(listLink)">← All campaigns</a></p>\
             <h1>\(title)</h1><p class="sub">\(subtitle)</p>\(form)\(headline)\
-            <div class="cols"><section class="panel"><h2>Funnel</h2>\(funnel)</section>\
-            <section class="panel"><h2>Cumulative opens since send</h2>\(openCurve)</section></div>\
+            <section class="panel"><h2>Funnel</h2>\(funnel)</section>\
+            <div class="cols"><section class="panel"><h2>Cumulative opens since send</h2>\(openCurve)</section>\
+            <section class="panel"><h2>Delivery latency since send</h2>\(deliveryCurve)</section></div>\
+            \(conversionCards)\(variantsPanel)\
             <section class="panel"><h2>Deliveries and opens per \(series.bucket.rawValue) \
             <span class="id">\(seriesRange)</span></h2>\
             \(timeSeries)</section>\
@@ -128,8 +134,31 @@ public struct CampaignPage: Sendable {
             <input type="hidden" name="appId" value="\(report.summary.appId)">\
             \(ZoneField.render(zoneName))\
             <label>Buckets<select name="bucket">\(options)</select></label>\
+            \(variantsField)\
             <button type="submit">Apply</button></form>
             """
+    }
+
+    /// The metric the variants panel compares: `openRate`, `clickThroughRate`, `deliveryRate`, or
+    /// `conversion:<category>` for a conversion rate.
+    private var variantsField: HTML {
+        var choices: [(String, String)] = [
+            ("openRate", "open rate"), ("clickThroughRate", "click-through"),
+            ("deliveryRate", "delivery rate"),
+        ]
+        for conversion in report.summary.metrics.conversions ?? [] {
+            choices.append(
+                ("conversion:\(conversion.category)", "\(conversion.category) conversion"))
+        }
+        let current =
+            variants.map { report in
+                report.metric == .conversionRate
+                    ? "conversion:\(report.conversion ?? "")" : report.metric.rawValue
+            } ?? "openRate"
+        let options = choices.map { choice -> HTML in
+            "<option value=\"\(choice.0)\"\(choice.0 == current ? " selected" : "")>\(choice.1)</option>"
+        }
+        return "<label>Variants by<select name=\"variants\">\(options)</select></label>"
     }
 
     /// The headline numbers: JSON field, value, label.
@@ -189,7 +218,7 @@ public struct CampaignPage: Sendable {
     /// A line chart at both sizes: `wideWidth` and `wideLabels` on a laptop, the phone's width
     /// with `narrowLabels` labels on a phone.
     /// With `times`, the x axis is a time axis of the series' buckets (``TimeAxis``).
-    private func lineChart(
+    func lineChart(
         _ chart: LineChart, wideWidth: Double, wideLabels: Int, narrowLabels: Int,
         times: [Date]? = nil
     ) -> HTML {
@@ -213,26 +242,47 @@ public struct CampaignPage: Sendable {
         guard points.contains(where: { $0.opened > 0 }) else {
             return "<p class=\"empty\">No opens within 72 hours of a registered send.</p>"
         }
+        return cumulativeCurve(
+            CumulativeCurve(
+                title: "Pairs opened within each time of the send", name: "Opened (cumulative)",
+                color: Self.colors.opened, table: "opencurve", caption: "Open curve",
+                count: ("opened", "Opened"), rate: ("clickThroughRate", "Of sent")),
+            points.map { ($0.after, $0.opened, $0.clickThroughRate) }, wideLabels: 9)
+    }
+
+    /// What differs between the cumulative curves (opens, deliveries) of the page.
+    struct CumulativeCurve {
+        let title: String
+        let name: String
+        let color: String
+        let table: String
+        let caption: String
+        /// JSON field and column title of the count, and of the rate.
+        let count: (field: String, title: String)
+        let rate: (field: String, title: String)
+    }
+
+    /// A cumulative curve as a line chart over its points (offset label, count, rate), and the
+    /// same as a table under "as a table"; `note` goes between the two.
+    func cumulativeCurve(
+        _ curve: CumulativeCurve, _ points: [(after: String, count: Int, rate: Double?)],
+        wideLabels: Int, note: HTML = ""
+    ) -> HTML {
         let chart = LineChart(
-            title: "Pairs opened within each time of the send",
-            labels: points.map(\.after),
-            series: [
-                .init(
-                    name: "Opened (cumulative)", color: Self.colors.opened,
-                    values: points.map(\.opened))
-            ])
+            title: curve.title, labels: points.map(\.after),
+            series: [.init(name: curve.name, color: curve.color, values: points.map(\.count))])
         let rows = points.map { point -> HTML in
             """
             <tr data-after="\(point.after)"><td>\(point.after)</td>\
-            \(TableCell.count("opened", point.opened, "Opened"))\
-            \(TableCell.rate("clickThroughRate", point.clickThroughRate, "Of sent"))</tr>
+            \(TableCell.count(curve.count.field, point.count, curve.count.title))\
+            \(TableCell.rate(curve.rate.field, point.rate, curve.rate.title))</tr>
             """
         }
         return """
-            \(lineChart(chart, wideWidth: 540, wideLabels: 9, narrowLabels: 5))\
-            <details><summary>Open curve as a table</summary>\
-            <div class="scroll"><table class="opencurve"><thead><tr><th>Within</th>\
-            \(TableCell.header("Opened"))\(TableCell.header("Of sent"))</tr></thead>\
+            \(lineChart(chart, wideWidth: 540, wideLabels: wideLabels, narrowLabels: 5))\(note)\
+            <details><summary>\(curve.caption) as a table</summary>\
+            <div class="scroll"><table class="\(curve.table)"><thead><tr><th>Within</th>\
+            \(TableCell.header(curve.count.title))\(TableCell.header(curve.rate.title))</tr></thead>\
             <tbody>\(rows)</tbody></table></div></details>
             """
     }

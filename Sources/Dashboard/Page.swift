@@ -108,6 +108,13 @@ public struct Page: Sendable {
             .signin input{width:100%}
             .signin button{margin-top:1rem;width:100%;padding:.5rem}
             .empty{color:var(--muted)}
+            .conversion .kpis{margin-bottom:.4rem}
+            .conversion .kpis>div b{display:block;font-size:1.2rem;font-variant-numeric:tabular-nums}
+            .conversion .kpis>div span{color:var(--muted);font-size:.8rem}
+            svg.interval{display:block}
+            svg.interval .grid{stroke:#e4e7eb}
+            tr.significant td.name{font-weight:600}
+            td.significant{color:#15803d;font-weight:600}
             details summary{cursor:pointer;color:var(--muted);font-size:.9rem;margin-top:.5rem}
             @media (max-width:760px){
             main{padding:.6rem}

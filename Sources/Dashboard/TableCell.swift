@@ -23,6 +23,12 @@ public enum TableCell {
         cell(field, .seconds(value), label, wide)
     }
 
+    public static func probability(
+        _ field: String, _ value: Double?, _ label: String, wide: Bool = false
+    ) -> HTML {
+        cell(field, .probability(value), label, wide)
+    }
+
     /// A text cell, labelled like the numbers.
     public static func text(_ text: String, _ label: String, wide: Bool = false) -> HTML {
         let attribute: HTML = wide ? " class=\"wide\"" : ""

@@ -10,32 +10,68 @@ public struct CampaignReport: Sendable, Equatable, Encodable {
     public var messages: [MessageReport]
     public var breakdowns: Breakdowns
     public var openCurve: [OpenCurve.Point]
+    /// Confirmed pairs delivered within 1 s … 72 h of their send (``DeliveryCurve``).
+    public var deliveryCurve: [DeliveryCurve.Point]
     /// The request's range of first-send times, echoed (RFC 3339, UTC), when one was given.
     public var window: ReportWindow
 
     public init(
         summary: CampaignSummary, messages: [MessageReport], breakdowns: Breakdowns,
-        openCurve: [OpenCurve.Point], window: ReportWindow = ReportWindow()
+        openCurve: [OpenCurve.Point], deliveryCurve: [DeliveryCurve.Point] = [],
+        window: ReportWindow = ReportWindow()
     ) {
         self.summary = summary
         self.messages = messages
         self.breakdowns = breakdowns
         self.openCurve = openCurve
+        self.deliveryCurve = deliveryCurve
         self.window = window
     }
 
-    /// The campaign-level metrics of `messages`: counters and sends added, histograms merged.
-    public static func combine(_ messages: [(metrics: ReportMetrics, latency: [Int: Int])])
-        -> ReportMetrics
-    {
+    /// What the campaign-level metrics are made of, per message.
+    public struct Part: Sendable {
+        public var metrics: ReportMetrics
+        /// Time-to-open and time-to-deliver histograms (bin → pairs).
+        public var latency: [Int: Int]
+        public var deliver: [Int: Int]
+        /// Conversion counts per category.
+        public var conversions: [String: ConversionCounters]
+
+        public init(
+            metrics: ReportMetrics, latency: [Int: Int], deliver: [Int: Int] = [:],
+            conversions: [String: ConversionCounters] = [:]
+        ) {
+            self.metrics = metrics
+            self.latency = latency
+            self.deliver = deliver
+            self.conversions = conversions
+        }
+    }
+
+    /// The campaign-level metrics of `messages`: counters, sends and conversion counts added,
+    /// histograms merged, rates over the sums; one conversion entry per `categories`.
+    public static func combine(_ messages: [Part], categories: [String] = []) -> ReportMetrics {
         var total = ReportMetrics(
             sent: 0, counters: .zero, influencedOpens: 0, failureReasons: [:])
-        for message in messages { total = total + message.metrics }
+        var conversions: [String: ConversionCounters] = [:]
+        for message in messages {
+            total = total + message.metrics
+            for (category, counters) in message.conversions {
+                conversions[category, default: .zero] =
+                    conversions[category, default: .zero] + counters
+            }
+        }
         total.timeToOpen = TimeToOpen(histogram: TimeToOpen.merge(messages.map(\.latency)))
+        total.timeToDeliver = TimeToDeliver(histogram: TimeToOpen.merge(messages.map(\.deliver)))
+        total.conversions = ConversionMetrics.list(
+            categories: categories, counts: conversions, opened: total.counters.opened,
+            delivered: total.counters.delivered)
         return total
     }
 
-    enum CodingKeys: String, CodingKey { case messages, breakdowns, openCurve, from, to }
+    enum CodingKeys: String, CodingKey {
+        case messages, breakdowns, openCurve, deliveryCurve, from, to
+    }
 
     public func encode(to encoder: any Encoder) throws {
         try summary.encode(to: encoder)
@@ -43,6 +79,7 @@ public struct CampaignReport: Sendable, Equatable, Encodable {
         try container.encode(messages, forKey: .messages)
         try container.encode(breakdowns, forKey: .breakdowns)
         try container.encode(openCurve, forKey: .openCurve)
+        try container.encode(deliveryCurve, forKey: .deliveryCurve)
         try container.encodeIfPresent(window.from.map { RFC3339.format($0) }, forKey: .from)
         try container.encodeIfPresent(window.to.map { RFC3339.format($0) }, forKey: .to)
     }

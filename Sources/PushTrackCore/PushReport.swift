@@ -75,6 +75,9 @@ public enum ReportOutcome: String, Sendable, CaseIterable {
     case repeatDismiss = "repeat_dismiss"
     /// A generic (non-push) event: stored, not deduplicated.
     case generic
+    /// A generic event of a conversion category of its app, counted as a conversion when it was
+    /// written (DESIGN.md section 4b): `pushtrack verify` recomputes the conversions from these.
+    case conversion
     /// A legacy push event whose title matched no registered message: stored, not counted.
     case unattributed
 }

@@ -19,15 +19,24 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
     /// key (breakdowns: sends give reasons per message only).
     public var failureReasons: [String: Int]?
 
+    /// `nil` omits `timeToDeliver` (breakdowns other than by platform: arrivals are kept per
+    /// message and platform only).
+    public var timeToDeliver: TimeToDeliver?
+    /// One entry per conversion category of the app; `nil` omits the key (breakdowns).
+    public var conversions: [ConversionMetrics]?
+
     public init(
         sent: Int?, counters: RollupCounters, timeToOpen: TimeToOpen? = nil,
-        influencedOpens: Int? = nil, failureReasons: [String: Int]? = nil
+        influencedOpens: Int? = nil, failureReasons: [String: Int]? = nil,
+        timeToDeliver: TimeToDeliver? = nil, conversions: [ConversionMetrics]? = nil
     ) {
         self.sent = sent
         self.counters = counters
         self.timeToOpen = timeToOpen
         self.influencedOpens = influencedOpens
         self.failureReasons = failureReasons
+        self.timeToDeliver = timeToDeliver
+        self.conversions = conversions
     }
 
     /// `delivered / sent`, `nil` when `sent` is 0 or unknown.
@@ -45,8 +54,8 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
         return Double(numerator) / Double(denominator)
     }
 
-    /// Adds counters and sends (an unknown `sent` stays unknown); the time to open is left to
-    /// the caller, since percentiles do not add.
+    /// Adds counters and sends (an unknown `sent` stays unknown); the times to open and to
+    /// deliver and the conversions are left to the caller, since percentiles and rates do not add.
     public static func + (a: ReportMetrics, b: ReportMetrics) -> ReportMetrics {
         let sent: Int? = a.sent.flatMap { x in b.sent.map { x + $0 } }
         let influenced: Int? = a.influencedOpens.flatMap { x in b.influencedOpens.map { x + $0 } }
@@ -62,7 +71,7 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
         case sent, delivered, confirmedArrivals, inferredArrivals, foregroundArrivals
         case backgroundArrivals, opened, clicks, dismissed, duplicateReports
         case deliveryRate, openRate, clickThroughRate, timeToOpen, influencedOpens
-        case failureReasons
+        case failureReasons, timeToDeliver, conversions
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -83,6 +92,8 @@ public struct ReportMetrics: Sendable, Equatable, Encodable {
         if let timeToOpen { try container.encode(timeToOpen, forKey: .timeToOpen) }
         if let influencedOpens { try container.encode(influencedOpens, forKey: .influencedOpens) }
         if let failureReasons { try container.encode(failureReasons, forKey: .failureReasons) }
+        if let timeToDeliver { try container.encode(timeToDeliver, forKey: .timeToDeliver) }
+        if let conversions { try container.encode(conversions, forKey: .conversions) }
     }
 }
 

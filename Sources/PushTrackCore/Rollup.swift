@@ -23,6 +23,8 @@ public struct Contribution: Sendable, Equatable {
     public var counters: [RollupKey: RollupCounters] = [:]
     /// Open-latency histogram bin → pairs.
     public var latency: [Int: Int] = [:]
+    /// Confirmed pairs by platform and arrival second (time to deliver, ``DeliverLatency``).
+    public var arrivals: [ArrivalKey: Int] = [:]
 
     public init() {}
 
@@ -32,8 +34,10 @@ public struct Contribution: Sendable, Equatable {
             result.counters[key, default: .zero] = result.counters[key, default: .zero] - value
         }
         for (bin, value) in b.latency { result.latency[bin, default: 0] -= value }
+        for (key, value) in b.arrivals { result.arrivals[key, default: 0] -= value }
         result.counters = result.counters.filter { !$0.value.isZero }
         result.latency = result.latency.filter { $0.value != 0 }
+        result.arrivals = result.arrivals.filter { $0.value != 0 }
         return result
     }
 
@@ -43,8 +47,10 @@ public struct Contribution: Sendable, Equatable {
             result.counters[key, default: .zero] = result.counters[key, default: .zero] + value
         }
         for (bin, value) in b.latency { result.latency[bin, default: 0] += value }
+        for (key, value) in b.arrivals { result.arrivals[key, default: 0] += value }
         result.counters = result.counters.filter { !$0.value.isZero }
         result.latency = result.latency.filter { $0.value != 0 }
+        result.arrivals = result.arrivals.filter { $0.value != 0 }
         return result
     }
 }
@@ -73,7 +79,8 @@ public enum Rollup {
     }
 
     /// The pair's contribution: delivery counters at the delivery time's bucket, open counters at
-    /// the first click's, the dismissal at its own; time to open for confirmed, opened pairs.
+    /// the first click's, the dismissal at its own; time to open for confirmed, opened pairs;
+    /// the arrival second of confirmed pairs (time to deliver).
     public static func contribution(of state: DeliveryState) -> Contribution {
         var result = Contribution()
         guard let deliveredAt = state.deliveredAt else {
@@ -90,6 +97,11 @@ public enum Rollup {
             delivery.duplicateReports = state.arrivalReports - 1
         }
         result.counters[key(deliveredAt, state), default: .zero] += delivery
+        if let arrival = state.firstArrivalAt {
+            result.arrivals[
+                ArrivalKey(platform: state.platform ?? "", second: DeliverLatency.second(arrival))] =
+                1
+        }
         if let firstClickAt = state.firstClickAt {
             result.counters[key(firstClickAt, state), default: .zero] += RollupCounters(
                 opened: 1, clicks: state.clicks)

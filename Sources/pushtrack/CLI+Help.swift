@@ -81,6 +81,13 @@ extension CLI {
                 "a campaign's report fields, its messages, breakdowns by platform, app version and "
                 + "locale, and the cumulative open curve; --from/--to select its messages by first "
                 + "send")
+        static let reportVariants = Command(
+            synopsis:
+                "report variants <id> [--metric openRate|clickThroughRate|deliveryRate|conversionRate] [--conversion CATEGORY] [--control MESSAGE] [--app APP] [--format table|csv|json]",
+            summary:
+                "the campaign's messages compared on one metric (default openRate) against the "
+                + "control (default: the message first sent): Wilson intervals, lift, z-test with "
+                + "Holm's correction, chi-squared; conversionRate needs --conversion")
         static let reportTimeseries = Command(
             synopsis:
                 "report timeseries <id> [--bucket hour|day] [--tz ZONE] [--from T] [--to T] [--app APP] [--format table|csv|json]",
@@ -122,8 +129,8 @@ extension CLI {
                 """)
 
         static let report = [
-            reportCampaigns, reportCampaign, reportTimeseries, reportAudience, reportNoticeTypes,
-            reportHealth,
+            reportCampaigns, reportCampaign, reportVariants, reportTimeseries, reportAudience,
+            reportNoticeTypes, reportHealth,
         ]
         static let devices = [devicesPrune, devicesExport, devicesErase]
         static let token = [tokenCreate, tokenRevoke]

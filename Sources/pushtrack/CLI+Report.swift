@@ -19,7 +19,7 @@ extension CLI {
             rest,
             known: [
                 "--from", "--to", "--app", "--tz", "--format", "--bucket", "--campaign",
-                "--environment", "--days",
+                "--environment", "--days", "--metric", "--conversion", "--control",
             ])
         let formatText = options.value("--format") ?? "table"
         guard let format = ReportFormat(rawValue: formatText) else {
@@ -50,6 +50,8 @@ extension CLI {
             try reportAudience(options, format: format, window: window, environment: environment)
         case "health":
             try reportHealth(options, format: format, environment: environment)
+        case "variants":
+            try reportVariants(options, format: format, environment: environment)
         case "campaign", "timeseries":
             guard options.positionals.count == 1 else {
                 throw UsageError("report \(subcommand) takes one campaign id")
@@ -75,7 +77,7 @@ extension CLI {
             }
         default:
             throw UsageError(
-                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>, report notice-types, report health"
+                "unknown report '\(subcommand)'; try: pushtrack report campaigns, report campaign <id>, report variants <id>, report notice-types, report health"
             )
         }
         return 0
@@ -104,6 +106,8 @@ extension CLI {
         ("OPENED", "opened"), ("OPEN%", "openRate"), ("CTR%", "clickThroughRate"),
         ("CLICKS", "clicks"), ("DISMISSED", "dismissed"), ("DUPS", "duplicateReports"),
         ("P50", "p50Seconds"), ("P90", "p90Seconds"), ("INFLUENCED", "influencedOpens"),
+        ("DELIV P50", "timeToDeliverP50Seconds"), ("DELIV P90", "timeToDeliverP90Seconds"),
+        ("DELIV P99", "timeToDeliverP99Seconds"),
     ]
 
     private static func metricCells(_ metrics: ReportMetrics, csv: Bool) -> [String] {
@@ -120,6 +124,8 @@ extension CLI {
             String(counters.dismissed), String(counters.duplicateReports),
             seconds(metrics.timeToOpen?.p50Seconds), seconds(metrics.timeToOpen?.p90Seconds),
             metrics.influencedOpens.map(String.init) ?? (csv ? "" : "-"),
+            seconds(metrics.timeToDeliver?.p50Seconds), seconds(metrics.timeToDeliver?.p90Seconds),
+            seconds(metrics.timeToDeliver?.p99Seconds),
         ]
     }
 
@@ -155,16 +161,21 @@ extension CLI {
         return rows == 0 ? "" : "\nfailed sends by provider reason\n" + table.render()
     }
 
-    /// A table or CSV with leading text columns and then the metric columns.
+    /// A table or CSV with leading text columns, then the metric columns, then (CSV) the
+    /// `extra` columns made from the metrics.
     private static func metricTable(
-        _ leading: [(table: String, csv: String)], rows: [([String], ReportMetrics)], csv: Bool
+        _ leading: [(table: String, csv: String)], rows: [([String], ReportMetrics)], csv: Bool,
+        extra: [(csv: String, cell: (ReportMetrics) -> String)] = []
     ) -> String {
         let columns = leading + metricColumns
         if csv {
             // CSV only (a table shows them apart, ``failureTable(_:)``): `reason=n;reason=n`.
             return CSV.document(
-                header: columns.map(\.csv) + ["failureReasons"],
-                rows: rows.map { $0.0 + metricCells($0.1, csv: true) + [reasons($0.1)] })
+                header: columns.map(\.csv) + ["failureReasons"] + extra.map(\.csv),
+                rows: rows.map { row in
+                    row.0 + metricCells(row.1, csv: true) + [reasons(row.1)]
+                        + extra.map { $0.cell(row.1) }
+                })
         }
         var table = TextTable(
             columns.enumerated().map { index, column in
@@ -230,7 +241,8 @@ extension CLI {
             ("SCOPE", "scope"), ("ID", "id"), ("TITLE", "title"), ("SENT AT", "sentAt"),
         ]
         if csv {
-            var text = metricTable(leading, rows: rows, csv: true)
+            let extra = conversionColumns(summary.metrics.conversions ?? [])
+            var text = metricTable(leading, rows: rows, csv: true, extra: extra)
             for point in report.openCurve {
                 var cells = ["openCurve", point.after, "", ""]
                 cells += metricColumns.map { column in
@@ -240,7 +252,7 @@ extension CLI {
                     default: ""
                     }
                 }
-                text += CSV.record(cells)
+                text += CSV.record(cells + [""] + extra.map { _ in "" })
             }
             return text
         }
@@ -258,7 +270,8 @@ extension CLI {
             ])
         }
         return text + "\nopen curve (from each message's first send; 5-minute precision)\n"
-            + curve.render() + failureTable(report)
+            + curve.render() + failureTable(report) + conversionSection(report)
+            + deliverySection(report)
     }
 
     /// A notice type as CSV shows it (`noticeType`, `noticeTypeName`: the value as given and

@@ -86,6 +86,54 @@ struct ReportSample {
     }
 }
 
+/// The harness of the tests with several writers: a migrated database of its own, and reports
+/// shuffled into batches sent through several servers by six clients at once.
+enum TwoWriters {
+    static func database(_ url: String, app name: String) throws
+        -> (PostgresConnection, CreatedApp)
+    {
+        let db = try PostgresConnection(url: url)
+        try LiveServer.migrator().migrate(db)
+        try Maintenance.ensurePartitions(db)
+        return (db, try Credentials.createApp(name: name, on: db))
+    }
+
+    /// Sends `reports`, shuffled by `seed` into batches of 1 to `maxBatch`, round-robin over
+    /// `ports`; returns the failures (any answer but 200).
+    static func send(
+        _ reports: [String], seed: UInt64, maxBatch: Int, ports: [UInt16], writeKey: String
+    ) -> [String] {
+        var random = SplitMix64(state: seed)
+        var reports = reports
+        reports.shuffle(using: &random)
+        var batches: [[String]] = []
+        while !reports.isEmpty {
+            let size = min(reports.count, Int.random(in: 1...maxBatch, using: &random))
+            batches.append(Array(reports.prefix(size)))
+            reports.removeFirst(size)
+        }
+        let requests = batches
+        let failures = Mutex<[String]>([])
+        let clients = 6
+        DispatchQueue.concurrentPerform(iterations: clients) { client in
+            for (index, batch) in requests.enumerated() where index % clients == client {
+                do {
+                    let response = try RawHTTP.request(
+                        port: ports[index % ports.count], "POST", "/customer-track/upload-event",
+                        headers: [("X-App-Key", writeKey), ("Content-Type", "application/json")],
+                        body: Array("[\(batch.joined(separator: ","))]".utf8))
+                    if response.status != 200 {
+                        failures.withLock { $0.append("\(response.status) \(response.text)") }
+                    }
+                } catch {
+                    failures.withLock { $0.append("\(error)") }
+                }
+            }
+        }
+        return failures.withLock { $0 }
+    }
+}
+
 @Suite("Concurrent writers")
 struct ConcurrentWritersTests {
     /// The same multiset of reports, shuffled and split into random batches, sent through two
@@ -96,44 +144,12 @@ struct ConcurrentWritersTests {
         let sample = ReportSample(seed: 42, messages: 3, devices: 80)
         let url = try TestDatabase.create()
         defer { try? TestDatabase.drop(url) }
-        let db = try PostgresConnection(url: url)
-        try LiveServer.migrator().migrate(db)
-        try Maintenance.ensurePartitions(db)
-        let app = try Credentials.createApp(name: "concurrency", on: db)
+        let (db, app) = try TwoWriters.database(url, app: "concurrency")
         let servers = [try ServerProcess(databaseURL: url), try ServerProcess(databaseURL: url)]
-
-        var random = SplitMix64(state: shuffleSeed)
-        var reports = sample.reports
-        reports.shuffle(using: &random)
-        var batches: [[String]] = []
-        while !reports.isEmpty {
-            let size = min(reports.count, Int.random(in: 1...25, using: &random))
-            batches.append(Array(reports.prefix(size)))
-            reports.removeFirst(size)
-        }
-        let ports = servers.map(\.port)
-        let requests = batches
-        let failures = Mutex<[String]>([])
-        let clients = 6
-        DispatchQueue.concurrentPerform(iterations: clients) { client in
-            for (index, batch) in requests.enumerated() where index % clients == client {
-                let port = ports[index % ports.count]
-                do {
-                    let response = try RawHTTP.request(
-                        port: port, "POST", "/customer-track/upload-event",
-                        headers: [
-                            ("X-App-Key", app.writeKey), ("Content-Type", "application/json"),
-                        ],
-                        body: Array("[\(batch.joined(separator: ","))]".utf8))
-                    if response.status != 200 {
-                        failures.withLock { $0.append("\(response.status) \(response.text)") }
-                    }
-                } catch {
-                    failures.withLock { $0.append("\(error)") }
-                }
-            }
-        }
-        #expect(failures.withLock { $0 } == [])
+        let failures = TwoWriters.send(
+            sample.reports, seed: shuffleSeed, maxBatch: 25, ports: servers.map(\.port),
+            writeKey: app.writeKey)
+        #expect(failures == [])
         for (message, expected) in sample.expected {
             #expect(try totals(db, message: message) == expected, "message \(message)")
         }

@@ -625,3 +625,74 @@ struct DashboardRouteTests {
         #expect(!plain.text.contains("data-field=\"noticeType\""))
     }
 }
+
+extension DashboardRouteTests {
+    /// The campaign page's conversion cards, delivery curve and variants table show the JSON
+    /// report's numbers, and mark the significant variants.
+    @Test func conversionsDeliveryAndVariantsShowTheReportsNumbers() throws {
+        let fixture = try ConversionFixture()
+        try fixture.declareAndRegister()
+        try fixture.upload(fixture.allEvents)
+        var browser = Browser(port: fixture.server.port)
+        _ = try browser.signIn(fixture.read)
+        let page = try browser.get("/dashboard/campaign?id=spring&variants=conversion:purchase")
+        #expect(page.status == 200, "\(page.text)")
+        let html = page.text
+        let report = exactJSON(
+            try fixture.request("GET", "/api/v1/reports/campaigns/spring", token: fixture.read))
+
+        // One card per category, each number the JSON's.
+        let conversion = objects(report["conversions"]).first ?? [:]
+        var card: Cells = [:]
+        for match in matches(
+            #"data-field="conversions\.purchase\.([^"]+)" data-value="([^"]*)">(?:<b>)?([^<]*)<"#,
+            in: html)
+        {
+            card[match[1]] = (match[2], match[3])
+        }
+        expectCells(
+            card, equal: conversion, ["direct", "influenced", "directRate", "influencedRate"])
+        #expect(card["directValue"]?.value == "22.25" && card["influencedValue"]?.value == "3")
+        #expect(card["directEvents"]?.value == "5")
+
+        // The delivery curve beside the open curve, as the JSON's.
+        #expect(html.contains("<h2>Delivery latency since send</h2>"))
+        let curve = objects(report["deliveryCurve"])
+        let curveRows = rows(html, key: "data-after").filter { row in
+            row.html.contains("data-field=\"confirmedArrivals\"")
+        }
+        #expect(curveRows.map(\.id) == curve.map { $0["after"] as? String ?? "" })
+        /// A rate cell: the JSON's value (0 and 1 come back from JSON as integers).
+        func expectRate(_ cells: Cells, _ object: [String: Any], _ field: String) {
+            let value = number(object[field])
+            #expect(cells[field].map { Double($0.value) } == value, "\(field)")
+            #expect(cells[field]?.text == TextTable.percent(value), "\(field)")
+        }
+        for (row, point) in zip(curveRows, curve) {
+            expectCells(cells(row.html), equal: point, ["confirmedArrivals"])
+            expectRate(cells(row.html), point, "share")
+        }
+
+        // The variants: the conversion rate of each message, with its interval bar.
+        let variants = exactJSON(
+            try fixture.request(
+                "GET",
+                "/api/v1/reports/campaigns/spring/variants?metric=conversionRate&conversion=purchase",
+                token: fixture.read))
+        #expect(html.contains("<h2>Variants: conversionRate (purchase)</h2>"))
+        let variantRows = rows(html, key: "data-message").filter {
+            $0.html.contains("svg class=\"interval\"")
+        }
+        #expect(variantRows.map(\.id) == ["m1", "m2"])
+        for (row, variant) in zip(variantRows, objects(variants["variants"])) {
+            expectCells(cells(row.html), equal: variant, ["trials", "successes"])
+            expectRate(cells(row.html), variant, "rate")
+            expectRate(cells(row.html), variant, "lift")
+        }
+        #expect(variantRows.first?.html.contains("control") == true)
+        #expect(html.contains("<option value=\"conversion:purchase\" selected>"))
+
+        // A metric that is not one is the API's 400, as a page.
+        #expect(try browser.get("/dashboard/campaign?id=spring&variants=ctr").status == 400)
+    }
+}

@@ -111,7 +111,7 @@ struct FailureReasonTests {
         let csv = try Binary.run(
             ["report", "campaign", "c1", "--format", "csv"], databaseURL: client.server.databaseURL)
         let lines = csv.stdout.split(separator: "\r\n").map(String.init)
-        #expect(lines.first?.hasSuffix(",influencedOpens,failureReasons") == true)
+        #expect(lines.first?.hasSuffix(",timeToDeliverP99Seconds,failureReasons") == true)
         #expect(
             lines.dropFirst().first?.hasSuffix(",Unregistered=5;UNREGISTERED=2;BadDeviceToken=1")
                 == true)

@@ -11,6 +11,7 @@ extension APIError {
     /// The answer for any error a handler throws: the one place where failures become statuses.
     ///
     /// An ``APIError`` is itself; the domain's errors have their statuses (``ReportError``,
+    /// ``ConversionError`` 404,
     /// ``ReportInputError`` 400, ``FieldErrors`` 422, ``DecodeError`` and ``JSONParseError``
     /// 400 or 413); an unreachable database (``DatabaseUnavailable``, a connection failure of
     /// ``PostgresError``, an ``IngestFailure``) is 503 with `Retry-After: retryAfterSeconds`;
@@ -23,6 +24,8 @@ extension APIError {
             self = .report(error)
         case let error as ReportInputError:
             self = .invalidParameter(error)
+        case let error as ConversionError:
+            self = .conversion(error)
         case let error as FieldErrors:
             self = .invalidFields(error)
         case let error as DecodeError:

@@ -34,10 +34,11 @@ extension IngestBatch {
     /// exactly those of a single sequential writer.
     ///
     /// A pair that gets its first click while influenced (``markInfluenced(_:influence:on:)``)
-    /// stops counting as an influenced open: `influence` gets −1 for its message.
+    /// stops counting as an influenced open: `influence` gets −1 for its message. `changes` gets
+    /// the pairs of apps that may track conversions whose first click or earliest arrival moved.
     func applyDeliveries(
         _ items: inout [Item], influence: inout [MessageKey: Int],
-        on connection: PostgresConnection,
+        changes: inout [PairKey: PairChange], on connection: PostgresConnection,
         now: Date
     ) throws -> RollupDeltas {
         var reportsByPair: [PairKey: [Int]] = [:]
@@ -75,6 +76,11 @@ extension IngestBatch {
             var replay = before
             for index in reportsByPair[pair] ?? [] {
                 items[index].outcome = replay.apply(items[index].report!)
+            }
+            if tracking.mayTrack(pair.appId),
+                let change = PairChange(before: before, after: after)
+            {
+                changes[pair] = change
             }
             let message = MessageKey(appId: pair.appId, messageId: pair.messageId)
             if before.firstClickAt == nil, after.firstClickAt != nil,
@@ -229,7 +235,9 @@ struct RollupDeltas {
     let deltas: [IngestBatch.MessageKey: Contribution]
 
     init(_ deltas: [IngestBatch.MessageKey: Contribution]) {
-        self.deltas = deltas.filter { !$0.value.counters.isEmpty || !$0.value.latency.isEmpty }
+        self.deltas = deltas.filter {
+            !$0.value.counters.isEmpty || !$0.value.latency.isEmpty || !$0.value.arrivals.isEmpty
+        }
     }
 
     static let counterColumns = [
@@ -237,28 +245,19 @@ struct RollupDeltas {
         "duplicate_reports", "extension_confirmed",
     ]
 
-    /// Appends the changes. Nothing here is locked, so the rows go in any order.
+    /// Appends the changes in one statement (three inserts; an empty array inserts nothing).
+    /// Nothing here is locked, so the rows go in any order.
     func apply(on connection: PostgresConnection, prepared: Bool) throws {
         guard !deltas.isEmpty else { return }
-        try applyBuckets(on: connection, prepared: prepared)
-        try applyLatency(on: connection, prepared: prepared)
-    }
-
-    private static let counterList = counterColumns.joined(separator: ", ")
-
-    private func applyBuckets(on connection: PostgresConnection, prepared: Bool) throws {
         var rows: [(message: IngestBatch.MessageKey, key: RollupKey, counters: RollupCounters)] =
             []
+        var bins: [(message: IngestBatch.MessageKey, bin: Int, pairs: Int)] = []
+        var arrivals: [(message: IngestBatch.MessageKey, key: ArrivalKey, pairs: Int)] = []
         for (message, contribution) in deltas {
             for (key, counters) in contribution.counters { rows.append((message, key, counters)) }
+            for (bin, pairs) in contribution.latency { bins.append((message, bin, pairs)) }
+            for (key, pairs) in contribution.arrivals { arrivals.append((message, key, pairs)) }
         }
-        guard !rows.isEmpty else { return }
-        let apps = rows.map { $0.message.appId }
-        let messages = rows.map { $0.message.messageId }
-        let buckets = rows.map { $0.key.bucket }
-        let platforms = rows.map { $0.key.platform }
-        let versions = rows.map { $0.key.appVersion }
-        let locales = rows.map { $0.key.locale }
         // One array per counter, in counterColumns' order (RollupCounters.values has nine).
         var counts = [[Int]](repeating: [], count: Self.counterColumns.count)
         for row in rows {
@@ -267,32 +266,29 @@ struct RollupDeltas {
         _ = try connection.ingest(
             prepared: prepared,
             """
-            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
-                                       \(unescaped: Self.counterList))
-            SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(buckets)::timestamptz[],
-                                 \(platforms)::text[], \(versions)::text[], \(locales)::text[],
-                                 \(counts[0])::bigint[], \(counts[1])::bigint[], \(counts[2])::bigint[],
-                                 \(counts[3])::bigint[], \(counts[4])::bigint[], \(counts[5])::bigint[],
-                                 \(counts[6])::bigint[], \(counts[7])::bigint[], \(counts[8])::bigint[])
+            WITH buckets AS (
+                INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                                           \(unescaped: Self.counterList))
+                SELECT * FROM unnest(\(rows.map(\.message.appId))::text[], \(rows.map(\.message.messageId))::text[],
+                                     \(rows.map(\.key.bucket))::timestamptz[], \(rows.map(\.key.platform))::text[],
+                                     \(rows.map(\.key.appVersion))::text[], \(rows.map(\.key.locale))::text[],
+                                     \(counts[0])::bigint[], \(counts[1])::bigint[], \(counts[2])::bigint[],
+                                     \(counts[3])::bigint[], \(counts[4])::bigint[], \(counts[5])::bigint[],
+                                     \(counts[6])::bigint[], \(counts[7])::bigint[], \(counts[8])::bigint[])
+            ), latency AS (
+                INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
+                SELECT * FROM unnest(\(bins.map(\.message.appId))::text[], \(bins.map(\.message.messageId))::text[],
+                                     \(bins.map(\.bin))::int[], \(bins.map(\.pairs))::bigint[])
+            )
+            INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
+            SELECT * FROM unnest(\(arrivals.map(\.message.appId))::text[],
+                                 \(arrivals.map(\.message.messageId))::text[],
+                                 \(arrivals.map(\.key.platform))::text[],
+                                 \(arrivals.map { Int($0.key.second) })::bigint[],
+                                 \(arrivals.map(\.pairs))::bigint[])
             """)
     }
 
-    private func applyLatency(on connection: PostgresConnection, prepared: Bool) throws {
-        var rows: [(message: IngestBatch.MessageKey, bin: Int, pairs: Int)] = []
-        for (message, contribution) in deltas {
-            for (bin, pairs) in contribution.latency { rows.append((message, bin, pairs)) }
-        }
-        guard !rows.isEmpty else { return }
-        let apps = rows.map { $0.message.appId }
-        let messages = rows.map { $0.message.messageId }
-        let bins = rows.map { $0.bin }
-        let pairs = rows.map { $0.pairs }
-        _ = try connection.ingest(
-            prepared: prepared,
-            """
-            INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
-            SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(bins)::int[],
-                                 \(pairs)::bigint[])
-            """)
-    }
+    private static let counterList = counterColumns.joined(separator: ", ")
+
 }

@@ -46,11 +46,14 @@ enum IngestFailure: Error, Sendable, Equatable {
 /// 3. register the messages seen (`messages`, for campaign attribution);
 /// 4. lock and update each (message, device) pair's delivery state (`IngestBatch+Deliveries.swift`);
 ///    then, only when the batch has `app_open` events, mark the pairs they influence
-///    (`IngestBatch+Influence.swift`);
+///    (`IngestBatch+Influence.swift`); then, only for apps that track conversions, lock the
+///    devices' conversion rows and count or re-attribute their conversions
+///    (`IngestBatch+Conversions.swift`);
 /// 5. append the raw events with their dedup outcome (`COPY`);
-/// 6. append the change of the pairs' contributions to `report_deltas` and
-///    `open_latency_deltas` (insert-only: no writer waits on another's rows there; the compactor
-///    folds them into the aggregates), then add the change of influenced opens per message.
+/// 6. append the change of the pairs' contributions to `report_deltas`, `open_latency_deltas`
+///    and `deliver_deltas` in one statement (insert-only: no writer waits on another's rows
+///    there; the compactor folds them into the aggregates), then add the change of influenced
+///    opens per message.
 struct IngestBatch {
     let jobs: [IngestJob]
     /// Small batches run prepared statements (parsed and planned once per connection); large
@@ -58,10 +61,16 @@ struct IngestBatch {
     let prepared: Bool
     /// How long after a confirmed arrival an `app_open` influences the pair.
     let influenceWindowSeconds: Double
+    /// Which apps track conversions, as the writer knows it.
+    let tracking: ConversionTracking
 
-    init(jobs: [IngestJob], influenceWindowSeconds: Double = 12 * 3600) {
+    init(
+        jobs: [IngestJob], influenceWindowSeconds: Double = 12 * 3600,
+        tracking: ConversionTracking = .none
+    ) {
         self.jobs = jobs
         self.influenceWindowSeconds = influenceWindowSeconds
+        self.tracking = tracking
         prepared = jobs.reduce(0) { $0 + $1.events.count } <= 200
     }
 
@@ -117,8 +126,11 @@ struct IngestBatch {
         try attributeLegacyReports(&items, on: connection)
         try registerMessages(items, on: connection)
         var influence: [MessageKey: Int] = [:]
-        let deltas = try applyDeliveries(&items, influence: &influence, on: connection, now: now)
+        var changes: [PairKey: PairChange] = [:]
+        let deltas = try applyDeliveries(
+            &items, influence: &influence, changes: &changes, on: connection, now: now)
         try markInfluenced(items, influence: &influence, on: connection)
+        try applyConversions(&items, changes: changes, on: connection)
         var rows = EventRows()
         for item in items { rows.append(item) }
         try rows.insert(on: connection)
@@ -262,6 +274,21 @@ struct IngestBatch {
             ON CONFLICT (app_id, day, category)
             DO UPDATE SET reports = unattributed_reports.reports + excluded.reports
             """)
+    }
+}
+
+/// Which apps track conversions, for one batch (``ConversionCatalog``).
+struct ConversionTracking: Sendable {
+    /// The apps, or `nil` when the writer's list is past its lease: the batch reads them in its
+    /// transaction.
+    var trackedApps: Set<String>?
+
+    /// No app tracks conversions (batches written outside a server: tests, tools).
+    static let none = ConversionTracking(trackedApps: [])
+
+    /// Whether the pairs of `appId` may matter (always, when the list is unknown).
+    func mayTrack(_ appId: String) -> Bool {
+        trackedApps?.contains(appId) ?? true
     }
 }
 

@@ -23,6 +23,10 @@ import Synchronization
 /// commit when it connects and every second it is idle, so `/readyz` also turns 503 when
 /// commits hang (a promoted standby that kept `synchronous_standby_names` and has no standby).
 final class IngestWriter: Sendable {
+    /// The `application_name` of the writers' sessions: a batch with conversions waits for the
+    /// other writer transactions by it (``ConversionDevices``).
+    static let applicationName = "pushtrack-writer"
+
     /// The writer as `/readyz` and the metrics see it.
     struct Health: Sendable {
         var databaseReachable: Bool
@@ -52,6 +56,7 @@ final class IngestWriter: Sendable {
     private let commitMaxEvents: Int
     private let writers: Int
     private let influenceWindowSeconds: Double
+    private let catalog: ConversionCatalog
     private let state = Mutex(State())
     /// Signalled when a job is queued and when stopping: wakes a writer waiting for work.
     private let wakeup = DispatchSemaphore(value: 0)
@@ -63,11 +68,13 @@ final class IngestWriter: Sendable {
         databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int,
         influenceWindowSeconds: Double = 12 * 3600,
         sessionOptions: PostgresSessionOptions = PostgresSessionOptions(
-            applicationName: "pushtrack-writer"),
+            applicationName: Self.applicationName),
         commitTimeout: Duration = .seconds(10),
+        catalog: ConversionCatalog = ConversionCatalog(),
         metrics: ServiceMetrics = ServiceMetrics(), log: Logger = Logger(level: .error)
     ) {
         self.sessionOptions = sessionOptions
+        self.catalog = catalog
         watchdog = CommitWatchdog(timeout: commitTimeout)
         self.metrics = metrics
         self.log = log
@@ -351,18 +358,27 @@ final class IngestWriter: Sendable {
     }
 
     /// One transaction for the batch; retried when PostgreSQL aborts it for a deadlock or a
-    /// serialization failure with another writer (nothing of an aborted transaction remains).
+    /// serialization failure with another writer (nothing of an aborted transaction remains), and
+    /// after making the conversion rows of devices it needs (``ConversionDevices``).
     private func commit(_ jobs: [IngestJob], on connection: PostgresConnection) throws
         -> (outcomes: [IngestOutcome], retries: Int)
     {
-        let batch = IngestBatch(jobs: jobs, influenceWindowSeconds: influenceWindowSeconds)
         var attempt = 0
+        var preparations = 0
         while true {
             do {
                 let outcomes = try connection.transaction { connection in
-                    try batch.write(on: connection, now: Date())
+                    // The tracked apps as known once the transaction has begun: a list read
+                    // before the transaction could be older than the lease allows.
+                    let batch = IngestBatch(
+                        jobs: jobs, influenceWindowSeconds: influenceWindowSeconds,
+                        tracking: ConversionTracking(trackedApps: catalog.trackedApps))
+                    return try batch.write(on: connection, now: Date())
                 }
                 return (outcomes, attempt)
+            } catch let needed as IngestBatch.ConversionDevicesNeeded where preparations < 5 {
+                preparations += 1
+                try ConversionDevices.prepare(needed.devices, on: connection)
             } catch let error as PostgresError
                 where attempt < 5
                 && (error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure)

@@ -25,11 +25,17 @@ final class ReportCompactor: Sendable {
         self.log = log
     }
 
-    /// Folds what is visible now; returns how many deltas were folded.
+    /// Folds what is visible now (the rollups, the conversion counts of
+    /// sql/009_conversions.sql, the arrivals of sql/010_time_to_deliver.sql); returns how many
+    /// deltas were folded.
     @discardableResult
     static func compact(_ connection: PostgresConnection) throws -> Int {
-        try connection.query("SELECT pushtrack_compact_report_deltas() AS folded").first?.int(
-            "folded") ?? 0
+        try connection.query(
+            """
+            SELECT pushtrack_compact_report_deltas() + pushtrack_compact_conversion_deltas()
+                   + pushtrack_compact_delivery_deltas() AS folded
+            """
+        ).first?.int("folded") ?? 0
     }
 
     /// Folds now, then every `interval`, on a thread of its own (compaction runs on the pool).

@@ -16,7 +16,7 @@ extension Verifier {
                     OR NOT EXISTS (
                         SELECT 1 FROM events e
                          WHERE e.app_id = x.app_id AND e.device_id = x.device_id
-                           AND e.category = \(IngestBatch.appOpenCategory) AND e.outcome = 'generic'
+                           AND e.category = \(IngestBatch.appOpenCategory) AND e.outcome IN ('generic', 'conversion')
                            AND e.event_time = x.influenced_at))
             """)
         {

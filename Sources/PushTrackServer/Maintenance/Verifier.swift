@@ -46,7 +46,7 @@ public struct Verifier {
     /// Rows read per round trip from the raw log.
     var fetchSize = 20_000
     /// Messages retention has dropped raw events of; read at the start of `run`.
-    private(set) var retired = Set<MessageKey>()
+    var retired = Set<MessageKey>()
 
     public init(connection: PostgresConnection) {
         self.connection = connection
@@ -79,6 +79,8 @@ public struct Verifier {
         }
         try compareRollups(expected, &summary)
         try compareHealth(expected, &summary)
+        try compareDelivery(expected, &summary)
+        try compareConversions(states, &summary)
         try compareUnattributed(&summary)
         try compareInfluence(&summary)
         try compareDeviceTotals(&summary)
@@ -102,7 +104,7 @@ public struct Verifier {
             SELECT app_id, COALESCE(attributed_message_id, message_id) AS message_id, device_id, category,
                    action, app_active, source, event_time, platform, app_version, locale
             FROM events
-            WHERE outcome NOT IN ('generic', 'unattributed')
+            WHERE outcome NOT IN ('generic', 'conversion', 'unattributed')
             ORDER BY event_seq
             """)
         var states: [PairKey: DeliveryState] = [:]

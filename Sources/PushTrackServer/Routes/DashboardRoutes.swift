@@ -13,7 +13,7 @@ import PushTrackCore
 ///   401 (403 for a write key).
 /// - `POST /dashboard/sign-out`: ends the session.
 /// - `GET /dashboard?from=&to=&tz=&sort=&order=&appId=`: the campaign list.
-/// - `GET /dashboard/campaign?id=&appId=&tz=&bucket=`: a campaign's page.
+/// - `GET /dashboard/campaign?id=&appId=&tz=&bucket=&variants=`: a campaign's page.
 /// - `GET /dashboard/audience?appId=&campaign=&environment=`: the audience funnel of an app or
 ///   a campaign, with the reachable audience and the invalidations per day.
 ///
@@ -129,7 +129,8 @@ struct DashboardRoutes: Sendable {
         }
         return CampaignPage(
             report: report, series: series, zone: chosen.timeZone, zoneName: chosen.zoneName,
-            chosenBucket: chosenBucket
+            chosenBucket: chosenBucket,
+            variants: try variants(request, store, appId: appId, campaignId: campaignId)
         ).render()
     }
 
@@ -149,6 +150,29 @@ struct DashboardRoutes: Sendable {
             appId: appId, campaignId: campaignId, environment: environment,
             window: ReportWindow())
         return AudiencePage(report: report).render()
+
+    /// The variants panel's report for the form field `variants` (`openRate` by default, or
+    /// `conversion:<category>`); `nil` when the campaign has fewer than two messages or no
+    /// such category. A metric that is not one is the API's 400.
+    private static func variants(
+        _ request: HTTPRequest, _ store: ReportStore, appId: String, campaignId: String
+    ) throws -> VariantReport? {
+        let choice = given(request.query["variants"]) ?? "openRate"
+        var conversion: String? = nil
+        let metric: VariantMetric
+        if choice.hasPrefix("conversion:") {
+            metric = .conversionRate
+            conversion = String(choice.dropFirst("conversion:".count))
+        } else {
+            metric = try ReportStore.variantMetric(choice)
+        }
+        do {
+            return try store.variants(
+                appId: appId, campaignId: campaignId, metric: metric, conversion: conversion,
+                control: nil)
+        } catch is ConversionError {
+            return nil
+        }
     }
 
     /// A query value, `nil` when absent or empty (an empty form field).

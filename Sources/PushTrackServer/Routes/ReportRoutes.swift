@@ -14,6 +14,8 @@ import PushTrackCore
 /// - `GET /api/v1/reports/audience?appId=&environment=&from=&to=`
 /// - `GET /api/v1/reports/campaigns/{campaignId}/audience?appId=&environment=&from=&to=`
 /// - `GET /api/v1/reports/health?appId=&days=`
+/// - `GET /api/v1/reports/campaigns/{campaignId}/variants?metric=&conversion=&control=&appId=`
+/// - the conversion settings (`ReportRoutes+Conversions.swift`)
 ///
 /// Handlers check the token, then run their statements on the database pool and answer from
 /// there: nothing blocks an HTTP thread. They throw; ``Answers`` answers what they throw. The
@@ -23,6 +25,8 @@ struct ReportRoutes: Sendable {
     let auth: BearerAuth
     let answers: Answers
     let maxBodyBytes: Int
+    /// This server's list of apps tracking conversions, refreshed when a declaration changes it.
+    let catalog: ConversionCatalog
 
     func register(on router: inout Router) {
         router.add("GET", "/api/v1/reports/campaigns") { request, responder in
@@ -64,6 +68,18 @@ struct ReportRoutes: Sendable {
                 return .json(bytes: try ReportJSON.encode(result))
             }
         }
+        router.add("GET", "/api/v1/reports/campaigns/{campaignId}/variants") {
+            request, responder in
+            auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
+                let metric = try ReportStore.variantMetric(request.query["metric"])
+                let (store, appId, campaignId) = try Self.campaign(request, grant, connection)
+                let report = try store.variants(
+                    appId: appId, campaignId: campaignId, metric: metric,
+                    conversion: request.query["conversion"], control: request.query["control"])
+                return .json(bytes: try ReportJSON.encode(report))
+            }
+        }
+        registerConversions(on: &router)
         router.add("GET", "/api/v1/reports/audience") { request, responder in
             auth.serve(request, responder, role: .read, on: .readDatabase) { grant, connection in
                 let store = ReportStore(connection)
@@ -116,7 +132,7 @@ struct ReportRoutes: Sendable {
 
     /// The request body as JSON, read on the HTTP thread; its error is thrown by the work, after
     /// the token and the path are checked.
-    private func body(of request: HTTPRequest) -> Result<JSONValue, APIError> {
+    func body(of request: HTTPRequest) -> Result<JSONValue, APIError> {
         RequestBody.parsed(request, maxBodyBytes: maxBodyBytes)
     }
 

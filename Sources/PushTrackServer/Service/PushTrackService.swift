@@ -21,6 +21,8 @@ public final class PushTrackService: Sendable {
     private let maintenance = ServiceThreads(name: "pushtrack-maintenance")
     private let compactor: ReportCompactor
     let healthAlerts: HealthAlertMonitor
+    /// The apps tracking conversions, as this process's writers know it.
+    let conversionCatalog = ConversionCatalog()
 
     /// Creates the service; `log` defaults to standard error at the configured level.
     public init(configuration: ServerConfiguration, log: Logger? = nil) {
@@ -44,7 +46,7 @@ public final class PushTrackService: Sendable {
             influenceWindowSeconds: Double(configuration.influenceWindowHours) * 3600,
             sessionOptions: configuration.sessionOptions(role: "writer"),
             commitTimeout: configuration.commitTimeout,
-            metrics: metrics, log: log)
+            catalog: conversionCatalog, metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(pool: pool, metrics: metrics, log: log)
         healthAlerts = HealthAlertMonitor(pool: pool, metrics: metrics, log: log)
@@ -67,8 +69,10 @@ public final class PushTrackService: Sendable {
         let metricsRoute = MetricsRoute(
             metrics: metrics, http: httpMetrics, writer: writer, token: configuration.metricsToken)
         metricsRoute.register(on: &router)
-        ReportRoutes(auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes)
-            .register(on: &router)
+        ReportRoutes(
+            auth: bearer, answers: answers, maxBodyBytes: configuration.maxBodyBytes,
+            catalog: conversionCatalog
+        ).register(on: &router)
         DeviceAdminRoutes(auth: bearer, maxBodyBytes: configuration.maxBodyBytes)
             .register(on: &router)
         DashboardRoutes(
@@ -98,6 +102,7 @@ public final class PushTrackService: Sendable {
 
     /// Starts the writer, maintenance and the HTTP server. Throws when the port cannot be bound.
     public func start() throws {
+        conversionCatalog.start(pool: pool, log: log)
         writer.start()
         try http.start()
         scheduleMaintenance()
@@ -115,6 +120,7 @@ public final class PushTrackService: Sendable {
         compactor.stop()
         metrics.replicaLag.stop()
         healthAlerts.stop()
+        conversionCatalog.stop()
         http.shutdown(grace: grace)
         writer.shutdown(timeout: grace)
         pool.shutdown()
@@ -123,6 +129,7 @@ public final class PushTrackService: Sendable {
         // connection and is given the grace time.
         compactor.join()
         healthAlerts.join()
+        conversionCatalog.join()
         maintenance.join(timeout: grace)
         log.info("stopped")
     }

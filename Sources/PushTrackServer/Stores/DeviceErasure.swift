@@ -46,7 +46,12 @@ public enum DeviceErasure {
     /// A table holding rows of one device, and how erasure removes them.
     struct Table: Sendable {
         let name: String
+        /// Tables the same step erases too.
+        var also: [String] = []
         let erase: @Sendable (inout Erasure) throws -> Void
+
+        /// Every table the step erases.
+        var names: [String] { [name] + also }
     }
 
     /// Every table that holds rows of a device, in the order they are erased (the writers'
@@ -65,6 +70,12 @@ public enum DeviceErasure {
         Table(name: "devices") { try $0.eraseTokens() },
         // The links of the tokens its uploads named (those of tokens now on another device).
         Table(name: "device_tokens") { try $0.eraseTokenLinks() },
+        // Conversion events and the device's conversion row, after the pairs (the writers take
+        // the conversion row's lock after the pairs'); what they had added to the aggregates
+        // goes to erased_conversions (sql/009_conversions.sql).
+        Table(name: "conversion_events", also: ["conversion_devices"]) {
+            try $0.eraseConversions()
+        },
     ]
 
     /// Erases `deviceId` of `appId`; a device with nothing stored erases 0 of everything.
@@ -203,6 +214,11 @@ struct Erasure {
             devices[row.string("environment") ?? "", default: [0, 0, 0, 0]] =
                 zip(devices[row.string("environment") ?? ""] ?? [0, 0, 0, 0], counts).map(+)
         }
+    }
+
+    mutating func eraseConversions() throws {
+        _ = try connection.query(
+            "SELECT pushtrack_erase_conversion_device(\(appId), \(deviceId)) AS erased")
     }
 
     mutating func eraseTokenLinks() throws {

@@ -148,17 +148,26 @@ public struct ReportStore {
             latency[key, default: [:]][row.int("bin") ?? 0] = row.int("pairs") ?? 0
         }
         let failures = try campaignFailureReasons(app: app)
+        let categories = try conversionCategories(app: app)
+        let conversions = try campaignConversions(app: app)
+        let deliver = try campaignDeliverLatency(app: app)
         let campaigns = rows.map { row in
-            let key = (row.string("app_id") ?? "") + "\u{1F}" + (row.string("campaign_id") ?? "")
+            let appId = row.string("app_id") ?? ""
+            let key = appId + "\u{1F}" + (row.string("campaign_id") ?? "")
+            let counters = Self.counters(row)
             return CampaignSummary(
-                appId: row.string("app_id") ?? "", campaignId: row.string("campaign_id") ?? "",
+                appId: appId, campaignId: row.string("campaign_id") ?? "",
                 name: row.string("name"), noticeType: Self.noticeType(row),
                 firstSentAt: row.date("first_sent_at"), messageCount: row.int("messages") ?? 0,
                 metrics: ReportMetrics(
-                    sent: row.int("sent") ?? 0, counters: Self.counters(row),
+                    sent: row.int("sent") ?? 0, counters: counters,
                     timeToOpen: TimeToOpen(histogram: latency[key] ?? [:]),
                     influencedOpens: row.int("influenced_opens") ?? 0,
-                    failureReasons: failures[key] ?? [:]))
+                    failureReasons: failures[key] ?? [:],
+                    timeToDeliver: TimeToDeliver(histogram: deliver[key] ?? [:]),
+                    conversions: ConversionMetrics.list(
+                        categories: categories[appId] ?? [], counts: conversions[key] ?? [:],
+                        opened: counters.opened, delivered: counters.delivered)))
         }
         return CampaignList(campaigns: CampaignList.sorted(campaigns), window: window)
     }
@@ -224,7 +233,7 @@ public struct ReportStore {
         }
     }
 
-    private func buildCampaignReport(appId: String, campaignId: String, window: ReportWindow)
+    func buildCampaignReport(appId: String, campaignId: String, window: ReportWindow)
         throws -> CampaignReport
     {
         let messages = Self.campaignMessages(appId: appId, campaignId: campaignId, window: window)
@@ -258,24 +267,44 @@ public struct ReportStore {
              ORDER BY sent_at NULLS LAST, message_id
             """)
         let failures = try messageFailureReasons(appId: appId, campaignId: campaignId)
+        let categories = try conversionCategories(app: appId)[appId] ?? []
+        let conversions = try messageConversions(of: messages)
+        let deliver = try deliverLatency(of: messages)
         var reports: [MessageReport] = []
-        var parts: [(metrics: ReportMetrics, latency: [Int: Int])] = []
+        var parts: [CampaignReport.Part] = []
         for row in messageRows {
             let messageId = row.string("message_id") ?? ""
             let histogram = latency[messageId] ?? [:]
+            let delivered = TimeToOpen.merge((deliver[messageId] ?? [:]).values)
+            let counters = Self.counters(row)
             let metrics = ReportMetrics(
-                sent: row.int("sent") ?? 0, counters: Self.counters(row),
+                sent: row.int("sent") ?? 0, counters: counters,
                 timeToOpen: TimeToOpen(histogram: histogram),
                 influencedOpens: row.int("influenced_opens") ?? 0,
-                failureReasons: failures[messageId] ?? [:])
+                failureReasons: failures[messageId] ?? [:],
+                timeToDeliver: TimeToDeliver(histogram: delivered),
+                conversions: ConversionMetrics.list(
+                    categories: categories, counts: conversions[messageId] ?? [:],
+                    opened: counters.opened, delivered: counters.delivered))
             let sentAt = row.date("sent_at")
             reports.append(
                 MessageReport(
                     messageId: messageId, title: row.string("title"), sentAt: sentAt,
                     registered: row.bool("registered") ?? false, metrics: metrics))
-            parts.append((metrics, histogram))
+            parts.append(
+                CampaignReport.Part(
+                    metrics: metrics, latency: histogram, deliver: delivered,
+                    conversions: conversions[messageId] ?? [:]))
         }
-        let total = CampaignReport.combine(parts)
+        let total = CampaignReport.combine(parts, categories: categories)
+        var deliverByPlatform: [String: [Int: Int]] = [:]
+        for platforms in deliver.values {
+            for (platform, histogram) in platforms {
+                deliverByPlatform[platform] = TimeToOpen.merge([
+                    deliverByPlatform[platform] ?? [:], histogram,
+                ])
+            }
+        }
         let summary = CampaignSummary(
             appId: appId, campaignId: campaignId, name: campaign?.string("name"),
             noticeType: campaign.flatMap(Self.noticeType),
@@ -283,15 +312,19 @@ public struct ReportStore {
             metrics: total)
         return CampaignReport(
             summary: summary, messages: reports,
-            breakdowns: try breakdowns(of: messages),
+            breakdowns: try breakdowns(of: messages, deliver: deliverByPlatform),
             openCurve: try openCurve(of: messages, sent: total.sent ?? 0),
+            deliveryCurve: DeliveryCurve.points(TimeToOpen.merge(parts.map(\.deliver))),
             window: window)
     }
 
     /// Counters by platform, app version and locale: the rows of `message_dimension_counters`
     /// of `messages` (a condition on `messages m`) summed per combination, then per dimension;
-    /// `sent` by the sends' platform.
-    private func breakdowns(of messages: PostgresQuery) throws -> Breakdowns {
+    /// `sent` by the sends' platform; time to deliver by platform from `deliver` (platform →
+    /// histogram).
+    private func breakdowns(of messages: PostgresQuery, deliver: [String: [Int: Int]]) throws
+        -> Breakdowns
+    {
         var sentByPlatform: [String: Int] = [:]
         for row in try connection.query(
             """
@@ -339,21 +372,26 @@ public struct ReportStore {
                 continue
             }
             var sent: Int? = nil
+            var timeToDeliver: TimeToDeliver? = nil
             if dimension == "platform" {
                 sent = sentByPlatform[value] ?? 0
                 platformsSeen.insert(value)
+                timeToDeliver = TimeToDeliver(histogram: deliver[value] ?? [:])
             }
             items[dimension, default: []].append(
                 BreakdownItem(
                     value: value.isEmpty ? nil : value,
-                    metrics: ReportMetrics(sent: sent, counters: counters)))
+                    metrics: ReportMetrics(
+                        sent: sent, counters: counters, timeToDeliver: timeToDeliver)))
         }
         // A platform that was sent to but never reported is still a row: nothing delivered.
         for (platform, sent) in sentByPlatform where !platformsSeen.contains(platform) {
             items["platform", default: []].append(
                 BreakdownItem(
                     value: platform.isEmpty ? nil : platform,
-                    metrics: ReportMetrics(sent: sent, counters: .zero)))
+                    metrics: ReportMetrics(
+                        sent: sent, counters: .zero,
+                        timeToDeliver: TimeToDeliver(histogram: deliver[platform] ?? [:]))))
         }
         return Breakdowns(
             platform: BreakdownItem.sorted(items["platform"] ?? []),

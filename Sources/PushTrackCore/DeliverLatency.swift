@@ -1,0 +1,96 @@
+import Foundation
+
+/// Time to deliver (DESIGN.md section 4): from the send (the latest registered wave of the
+/// message at or before the arrival, else its first) to each pair's earliest confirmed arrival.
+///
+/// The writers keep only each confirmed pair's arrival second (``ArrivalKey``), never the waves,
+/// since a send may be registered after the arrivals it explains; the database bins the seconds
+/// against the waves registered (sql/010_time_to_deliver.sql) into the histogram of
+/// ``OpenLatency`` (2% bins). Precision: the arrival is taken at the middle of its second and a
+/// percentile at the middle of its bin, so it is within half a second plus 1% (of 1 + the
+/// latency) of the true one; an arrival in the same second as a wave counts after it, and one
+/// before the first wave counts as 0 s.
+public enum DeliverLatency {
+    /// The arrival second of a delivery time: whole epoch seconds, rounded down, on whole
+    /// microseconds as PostgreSQL stores it (`floor(extract(epoch FROM first_arrival_at))`).
+    public static func second(_ date: Date) -> Int64 {
+        let micros = Rollup.microseconds(date)
+        return micros >= 0 ? micros / 1_000_000 : -((-micros + 999_999) / 1_000_000)
+    }
+}
+
+/// Where a confirmed pair's arrival is kept: its platform (`""` when unknown) and arrival second.
+public struct ArrivalKey: Sendable, Hashable {
+    public var platform: String
+    public var second: Int64
+
+    public init(platform: String, second: Int64) {
+        self.platform = platform
+        self.second = second
+    }
+}
+
+/// `{"p50Seconds", "p90Seconds", "p99Seconds"}` from a time-to-deliver histogram (bins of
+/// ``OpenLatency``); `null`s when no confirmed pair has a registered send.
+public struct TimeToDeliver: Sendable, Equatable, Encodable {
+    public var p50Seconds: Double?
+    public var p90Seconds: Double?
+    public var p99Seconds: Double?
+
+    public init(histogram: [Int: Int]) {
+        p50Seconds = OpenLatency.quantile(0.5, of: histogram)
+        p90Seconds = OpenLatency.quantile(0.9, of: histogram)
+        p99Seconds = OpenLatency.quantile(0.99, of: histogram)
+    }
+
+    enum CodingKeys: String, CodingKey { case p50Seconds, p90Seconds, p99Seconds }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(p50Seconds, forKey: .p50Seconds)
+        try container.encode(p90Seconds, forKey: .p90Seconds)
+        try container.encode(p99Seconds, forKey: .p99Seconds)
+    }
+}
+
+/// The cumulative delivery curve of a campaign: how many confirmed pairs arrived within 1 s,
+/// 5 s, … 72 h of their send, from the time-to-deliver histogram. A pair counts at T once its
+/// whole bin lies within T: never early, at most one bin (2%) late.
+public enum DeliveryCurve {
+    public static let offsets: [(label: String, seconds: Double)] = [
+        ("1s", 1), ("5s", 5), ("15s", 15), ("1m", 60), ("5m", 300), ("15m", 900), ("1h", 3600),
+        ("6h", 21_600), ("24h", 86_400), ("72h", 259_200),
+    ]
+
+    /// `{"after": "1m", "afterSeconds": 60, "confirmedArrivals": n, "share": s}`: `share` is of
+    /// the pairs in the histogram (confirmed, with a send), `null` when there are none.
+    public struct Point: Sendable, Equatable, Encodable {
+        public var after: String
+        public var afterSeconds: Int
+        public var confirmedArrivals: Int
+        public var share: Double?
+
+        enum CodingKeys: String, CodingKey { case after, afterSeconds, confirmedArrivals, share }
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(after, forKey: .after)
+            try container.encode(afterSeconds, forKey: .afterSeconds)
+            try container.encode(confirmedArrivals, forKey: .confirmedArrivals)
+            try container.encode(share, forKey: .share)
+        }
+    }
+
+    public static func points(_ histogram: [Int: Int]) -> [Point] {
+        let total = histogram.values.reduce(0, +)
+        return offsets.map { offset in
+            let within = histogram.reduce(0) { sum, bin in
+                OpenLatency.range(ofBin: bin.key).upperBound <= offset.seconds
+                    ? sum + bin.value : sum
+            }
+            return Point(
+                after: offset.label, afterSeconds: Int(offset.seconds), confirmedArrivals: within,
+                share: ReportMetrics.ratio(within, total))
+        }
+    }
+}
