@@ -11,13 +11,14 @@ CREATE INDEX events_by_device ON events (app_id, device_id, message_id);
 
 -- One row per erasure, without the device id: when, in which app, and how many rows went.
 CREATE TABLE erasures (
-    erasure_id   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    erasure_id   bigint GENERATED ALWAYS AS IDENTITY,
     app_id       text COLLATE "C" NOT NULL,
     erased_at    timestamptz NOT NULL DEFAULT now(),
     events       bigint NOT NULL,
     deliveries   bigint NOT NULL,
     tokens       bigint NOT NULL,
-    report_keys  bigint NOT NULL
+    report_keys  bigint NOT NULL,
+    PRIMARY KEY (app_id, erasure_id)
 );
 
 -- What the erased rows had added to the aggregates, summed over every erasure (anonymous: keyed
@@ -32,6 +33,10 @@ CREATE TABLE erased_rollups (
 CREATE TABLE erased_open_latency (
     LIKE message_open_latency INCLUDING DEFAULTS,
     PRIMARY KEY (app_id, message_id, bin)
+);
+CREATE TABLE erased_arrival_seconds (
+    LIKE message_arrival_seconds INCLUDING DEFAULTS,
+    PRIMARY KEY (app_id, message_id, platform, second)
 );
 CREATE TABLE erased_influence (
     LIKE message_influence INCLUDING DEFAULTS,

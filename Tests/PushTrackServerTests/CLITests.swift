@@ -113,7 +113,7 @@ struct CLITests {
                 }
             }
         }
-        #expect(synopses.count == 16)
+        #expect(synopses.count == 17)
         for synopsis in synopses {
             // A short synopsis shares its line with the sentence.
             #expect(

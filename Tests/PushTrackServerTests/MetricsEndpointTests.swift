@@ -113,9 +113,10 @@ struct MetricsEndpointTests {
         repeat {
             Thread.sleep(forTimeInterval: 0.2)
             text = try RawHTTP.request(port: server.port, "GET", "/metrics").text
-        } while Self.sample(text, "pushtrack_report_deltas_folded_total") != "3"
+        } while Self.sample(text, "pushtrack_report_deltas_folded_total") != "6"
             && ContinuousClock.now < deadline
-        #expect(Self.sample(text, "pushtrack_report_deltas_folded_total") == "3")
+        // Three report deltas and three arrival-second deltas (one per upload: one commit each).
+        #expect(Self.sample(text, "pushtrack_report_deltas_folded_total") == "6")
         #expect(Int(Self.sample(text, "pushtrack_compaction_runs_total") ?? "") ?? 0 >= 1)
         #expect(Self.sample(text, "pushtrack_compaction_failures_total") == "0")
         #expect(try server.count("SELECT count(*) AS n FROM report_deltas") == 0)

@@ -68,7 +68,7 @@ final class IngestWriter: Sendable {
         databaseURL: String, maxEvents: Int, maxBytes: Int, commitMaxEvents: Int, writers: Int,
         influenceWindowSeconds: Double = 12 * 3600,
         sessionOptions: PostgresSessionOptions = PostgresSessionOptions(
-            applicationName: Self.applicationName),
+            applicationName: IngestWriter.applicationName),
         commitTimeout: Duration = .seconds(10),
         catalog: ConversionCatalog = ConversionCatalog(),
         metrics: ServiceMetrics = ServiceMetrics(), log: Logger = Logger(level: .error)

@@ -150,6 +150,7 @@ struct DashboardRoutes: Sendable {
             appId: appId, campaignId: campaignId, environment: environment,
             window: ReportWindow())
         return AudiencePage(report: report).render()
+    }
 
     /// The variants panel's report for the form field `variants` (`openRate` by default, or
     /// `conversion:<category>`); `nil` when the campaign has fewer than two messages or no

@@ -248,6 +248,7 @@ struct Erasure {
         var locales: [String] = []
         var counts = [[Int]](repeating: [], count: RollupCounters.count)
         var latency: [(message: String, bin: Int, pairs: Int)] = []
+        var arrivals: [(message: String, key: ArrivalKey, pairs: Int)] = []
         for (message, contribution) in contributions {
             for (key, counters) in contribution.counters {
                 messages.append(message)
@@ -258,6 +259,7 @@ struct Erasure {
                 for (column, value) in counters.values.enumerated() { counts[column].append(value) }
             }
             for (bin, pairs) in contribution.latency { latency.append((message, bin, pairs)) }
+            for (key, pairs) in contribution.arrivals { arrivals.append((message, key, pairs)) }
         }
         if !messages.isEmpty {
             let columns = RollupDeltas.counterColumns
@@ -284,6 +286,17 @@ struct Erasure {
                     \(latency.map(\.message))::text[], \(latency.map(\.bin))::int[],
                     \(latency.map(\.pairs))::bigint[])
                 ON CONFLICT (app_id, message_id, bin) DO UPDATE SET pairs = t.pairs + excluded.pairs
+                """)
+        }
+        if !arrivals.isEmpty {
+            _ = try connection.query(
+                """
+                INSERT INTO erased_arrival_seconds AS t (app_id, message_id, platform, second, pairs)
+                SELECT \(appId), * FROM unnest(
+                    \(arrivals.map(\.message))::text[], \(arrivals.map(\.key.platform))::text[],
+                    \(arrivals.map { Int($0.key.second) })::bigint[], \(arrivals.map(\.pairs))::bigint[])
+                ON CONFLICT (app_id, message_id, platform, second)
+                DO UPDATE SET pairs = t.pairs + excluded.pairs
                 """)
         }
     }
