@@ -92,7 +92,7 @@ extension CampaignPage {
                     : "<td data-label=\"Significant\" data-field=\"significant\" data-value=\"\(variant.significant.map { "\($0)" } ?? "")\">no</td>"
             let marked: HTML = variant.significant == true ? " class=\"significant\"" : ""
             return """
-                <tr data-message="\(variant.messageId)"\(marked)>\
+                <tr data-variant="\(variant.messageId)"\(marked)>\
                 <td class="name">\(variant.title ?? variant.messageId)<small>\(variant.messageId)</small></td>\
                 \(TableCell.count("trials", variant.trials, "Trials"))\
                 \(TableCell.count("successes", variant.successes, "Successes"))\

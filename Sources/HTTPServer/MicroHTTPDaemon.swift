@@ -375,10 +375,12 @@ private func makeContext(
         ? peer
         : server.trustedProxies.client(
             peer: peer, forwardedFor: headers.values("X-Forwarded-For"))
+    let located = server.router.locate(method: methodName, path: path)
+    var limits = server.limits
+    if let routeLimit = located.maxBodyBytes { limits.maxBodyBytes = routeLimit }
     return RequestContext(
         connection: connection, method: methodName, path: path, query: query, headers: headers,
-        clientAddress: client, located: server.router.locate(method: methodName, path: path),
-        limits: server.limits)
+        clientAddress: client, located: located, limits: limits)
 }
 
 /// The deadline record `connectionNotice` stored for `connection`, if any.

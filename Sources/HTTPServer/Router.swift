@@ -13,6 +13,8 @@ public struct Router: Sendable {
     /// The admission check of each route, by index (beside `routes`, so that matching a path
     /// does not copy it for every route).
     private var admissions: [HTTPAdmission?] = []
+    /// The body limit of each route that has one of its own, by index (nil: the server's).
+    private var bodyLimits: [Int?] = []
 
     /// Creates an empty router.
     public init() {}
@@ -22,16 +24,18 @@ public struct Router: Sendable {
     /// `admit`, when given, sees the request as soon as its header block has arrived (its body
     /// still empty) and may refuse it there: the refusal is sent without the body being kept or
     /// the handler run, and a client that writes its whole body before reading still reads it
-    /// (see ``HTTPAdmission``).
+    /// (see ``HTTPAdmission``). `maxBodyBytes`, when given, replaces the server's body limit
+    /// for this route (a route whose documented requests are larger, or smaller).
     public mutating func add(
         _ method: String, _ pattern: String, admit: HTTPAdmission? = nil,
-        _ handler: @escaping HTTPHandler
+        maxBodyBytes: Int? = nil, _ handler: @escaping HTTPHandler
     ) {
         routes.append(
             Route(
                 method: method.uppercased(), pattern: pattern, segments: Self.parse(pattern),
                 handler: handler))
         admissions.append(admit)
+        bodyLimits.append(maxBodyBytes)
     }
 
     /// Adds a handler that answers before it returns.
@@ -60,11 +64,12 @@ public struct Router: Sendable {
     }
 
     /// What `locate` found: the resolution, the matched route's index in `routeLabels` (nil when
-    /// rejected) and its admission check.
+    /// rejected), its admission check and its own body limit.
     struct Location {
         let index: Int?
         let resolution: Resolution
         let admission: HTTPAdmission?
+        var maxBodyBytes: Int? = nil
     }
 
     /// `resolve`, with the matched route's index and admission check.
@@ -96,7 +101,7 @@ public struct Router: Sendable {
             return Location(
                 index: found.index,
                 resolution: .matched(found.route.handler, parameters: found.parameters),
-                admission: admissions[found.index])
+                admission: admissions[found.index], maxBodyBytes: bodyLimits[found.index])
         }
         if allowed.isEmpty {
             return Location(

@@ -40,9 +40,9 @@ struct VariantsPanelTests {
         let html = page(variants: variants)
         #expect(html.contains("<h2>Variants: openRate</h2>"))
         #expect(html.components(separatedBy: "<svg class=\"interval\"").count == 4)
-        #expect(html.contains("<tr data-message=\"b\" class=\"significant\">"))
+        #expect(html.contains("<tr data-variant=\"b\" class=\"significant\">"))
         #expect(html.contains("✓ significant"))
-        #expect(html.contains("<tr data-message=\"c\"><td class=\"name\">"))
+        #expect(html.contains("<tr data-variant=\"c\"><td class=\"name\">"))
         #expect(html.contains("<td data-label=\"Significant\">control</td>"))
         // The control's rate is the dashed reference line of every bar.
         let control = IntervalChart(

@@ -680,9 +680,7 @@ extension DashboardRouteTests {
                 "/api/v1/reports/campaigns/spring/variants?metric=conversionRate&conversion=purchase",
                 token: fixture.read))
         #expect(html.contains("<h2>Variants: conversionRate (purchase)</h2>"))
-        let variantRows = rows(html, key: "data-message").filter {
-            $0.html.contains("svg class=\"interval\"")
-        }
+        let variantRows = rows(html, key: "data-variant")
         #expect(variantRows.map(\.id) == ["m1", "m2"])
         for (row, variant) in zip(variantRows, objects(variants["variants"])) {
             expectCells(cells(row.html), equal: variant, ["trials", "successes"])

@@ -220,6 +220,26 @@ struct DeadTokenTests {
         try DeviceTests.expectVerified(server)
     }
 
+    /// 10,000 FCM-sized tokens (163 characters) make a body past the server's 1 MiB: the route
+    /// takes the documented maximum whole; the other routes keep the server's limit.
+    @Test func tenThousandFCMTokensFitOneRequest() throws {
+        let server = try LiveServer()
+        let client = try AdminClient(server)
+        let tokens = (1...10_000).map {
+            String(format: "%011d", $0) + ":APA91b" + String(repeating: "Zx_-9", count: 29)
+        }
+        #expect(tokens[0].count == 163)
+        let body = tokens.map { "\"\($0)\"" }.joined(separator: ",")
+        #expect(body.utf8.count > 1 << 20)
+        let response = try client.invalidate(tokens, at: Date())
+        #expect(response.status == 200, "\(response.text)")
+        #expect(AdminClient.counts(response) == [0, 10_000, 0, 0])
+        // Other routes keep the server's limit.
+        let sends = try client.send(
+            "POST", "/api/v1/campaigns/c1/sends", "{\"pad\":\"\(body)\"}")
+        #expect(sends.status == 413)
+    }
+
     @Test func badInvalidationsAreRefusedWithTheFieldNamed() throws {
         let server = try LiveServer()
         let client = try AdminClient(server)
