@@ -192,13 +192,15 @@ struct CLITests {
             answer.withLock { $0 = response?.status ?? -1 }
         }
         request.start()
-        // SIGTERM only once the writer waits for the lock: the request is then in flight.
+        // SIGTERM only once a writer waits for the lock (maintenance may wait for it too): the
+        // request is then in flight.
         let waiting = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < waiting,
             try db.query(
                 """
-                SELECT count(*) AS n FROM pg_locks
-                WHERE relation = 'report_keys'::regclass AND NOT granted
+                SELECT count(*) AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                WHERE l.relation = 'report_keys'::regclass AND NOT l.granted
+                  AND a.application_name = 'pushtrack-writer'
                 """)[0].int("n") == 0
         {
             Thread.sleep(forTimeInterval: 0.02)
