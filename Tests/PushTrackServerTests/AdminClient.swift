@@ -40,10 +40,16 @@ struct AdminClient: @unchecked Sendable {
         reason: String = "Unregistered", token: String? = nil
     ) throws -> HTTPClientResponse {
         let list = tokens.map { "\"\($0)\"" }.joined(separator: ",")
-        return try send(
-            "POST", "/api/v1/devices/invalidations",
-            #"{"environment":"\#(environment)","reason":"\#(reason)","at":"\#(RFC3339.format(at))","tokens":[\#(list)]}"#,
-            token: token)
+        let body =
+            #"{"environment":"\#(environment)","reason":"\#(reason)","at":"\#(RFC3339.format(at))","tokens":[\#(list)]}"#
+        // As the sender does: a 503 (a busy machine) is retried; the call is idempotent.
+        for _ in 0..<10 {
+            let response = try send(
+                "POST", "/api/v1/devices/invalidations", body, token: token)
+            guard response.status == 503 else { return response }
+            Thread.sleep(forTimeInterval: 0.2)
+        }
+        return try send("POST", "/api/v1/devices/invalidations", body, token: token)
     }
 
     /// The four counts of an invalidation's answer, in the contract's order.

@@ -421,8 +421,10 @@ struct DeadTokenTests {
         try client.upload(Self.tokenB)
         try client.upload(Self.tokenC)
         Thread.sleep(forTimeInterval: 0.01)
-        _ = try client.invalidate([Self.tokenA], at: Date())
-        _ = try client.invalidate([Self.tokenB], at: Date(), reason: "BadDeviceToken")
+        let unregistered = try client.invalidate([Self.tokenA], at: Date())
+        #expect(AdminClient.counts(unregistered) == [1, 0, 0, 0], "\(unregistered.text)")
+        let bad = try client.invalidate([Self.tokenB], at: Date(), reason: "BadDeviceToken")
+        #expect(AdminClient.counts(bad) == [1, 0, 0, 0], "\(bad.text)")
         let page = try DashboardSession(server: server, token: client.read).get(
             "/dashboard/audience?appId=\(server.app.appId)")
         #expect(page.status == 200, "\(page.text)")
