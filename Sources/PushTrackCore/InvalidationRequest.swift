@@ -10,7 +10,8 @@
 ///
 /// Fields: `appId` (optional, the sends registry's rule), `environment` (`sandbox` or
 /// `production`), `reason` (1–64 characters, no control character), `at` (RFC 3339 or epoch
-/// milliseconds, not in the future: when the provider answered), `tokens` (an array of at most
+/// milliseconds, not in the future: when the provider answered; up to 5 s ahead of the server's
+/// clock is read as now), `tokens` (an array of at most
 /// ``maxTokens`` tokens, each held to the token endpoints' rule: 8–512 characters of
 /// `A–Z a–z 0–9 _ - : .`, a hex-only token lowercased). All four but `appId` are required. Every
 /// broken field is reported, each bad token as `tokens[i]` (the first ``maxListedTokenErrors``).
@@ -24,6 +25,8 @@ public struct InvalidationRequest: Sendable, Equatable {
 
     public static let maxTokens = 10_000
     public static let maxReason = 64
+    /// How far ahead of the server's clock `at` may be and still be read as now.
+    public static let maxClockSkewSeconds: TimeInterval = 5
     /// Bad tokens listed one by one; past these, one more error says how many others there are.
     public static let maxListedTokenErrors = 100
 
@@ -63,13 +66,15 @@ public struct InvalidationRequest: Sendable, Equatable {
         let at = rules.check("at") { value throws(FieldFailure) -> Date? in
             guard let value else { throw FieldFailure(.missingField, "at is required") }
             let date = try EventDecoder.parseTime(value, field: "at").date
-            guard date <= now else {
+            guard date <= now.addingTimeInterval(maxClockSkewSeconds) else {
                 throw FieldFailure(
                     .invalidTimestamp,
                     "at must not be in the future (it is when the provider answered), got \(RFC3339.format(date)) at \(RFC3339.format(now))"
                 )
             }
-            return date
+            // A sender's clock a little ahead of ours (or `at` rounded up to the millisecond)
+            // is read as now.
+            return min(date, now)
         }
         var tokens: [String] = []
         switch body["tokens"] {
