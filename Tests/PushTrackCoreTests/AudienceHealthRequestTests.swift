@@ -43,7 +43,7 @@ import Testing
         #expect(atNow.at == now && atNow.tokens.isEmpty && atNow.appId == nil)
     }
 
-    @Test func invalidationRefusesEachBrokenFieldByName() {
+    @Test func invalidationRefusesEachBrokenFieldByName() throws {
         #expect(
             invalidationFailures(#"{}"#)
                 == [
@@ -55,11 +55,16 @@ import Testing
         #expect(
             invalidationFailures(#"{"environment":"staging","reason":"x","at":0,"tokens":[]}"#)
                 == ["environment:invalid_value"])
+        // More than 5 s ahead of the server's clock is refused; less is read as now.
         #expect(
             invalidationFailures(
-                #"{"environment":"production","reason":"x","at":"2025-11-29T08:00:01Z","tokens":[]}"#
+                #"{"environment":"production","reason":"x","at":"2025-11-29T08:00:05.001Z","tokens":[]}"#
             )
                 == ["at:invalid_timestamp"])
+        #expect(
+            try invalidation(
+                #"{"environment":"production","reason":"x","at":"2025-11-29T08:00:05Z","tokens":[]}"#
+            ).at == now)
         #expect(
             invalidationFailures(
                 #"{"environment":"production","reason":"x","at":"yesterday","tokens":[]}"#)
