@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# `make bench`: the three benchmarks, each on a fresh PostgreSQL of its own after a release
+# `make bench`: the benchmarks, each on a fresh PostgreSQL of its own after a release
 # build: ingestion (bench.sh), report latency (report_bench.sh), accuracy of at least 1,000,000
-# simulated reports (accuracy.sh); then one summary table of their figures, the baselines
-# measured in the same run, the ratios and pass/fail against the targets. Exit 1 if any fails.
+# simulated reports (accuracy.sh), CPU per single-event request (BATCH=1 cpu_cost.sh); then
+# one summary table of their figures, the baselines measured in the same run, the ratios and
+# pass/fail against the targets. Exit 1 if any fails.
 # Environment: as the three scripts (DURATION, REQUESTS, REPORTS, COLLECTORS, ...).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -14,6 +15,9 @@ for script in bench.sh report_bench.sh accuracy.sh; do
     echo "== loadtest/$script" >&2
     loadtest/$script || echo -e "$script\texited with status $?\t\t\t\t\tFAIL" >>"$BENCH_SUMMARY"
 done
+# CPU per single-event request (issue 17's CPU targets): CPU time, stable on a busy box.
+echo "== BATCH=1 loadtest/cpu_cost.sh" >&2
+BATCH=1 loadtest/cpu_cost.sh || echo -e "cpu_cost.sh\texited with status $?\t\t\t\t\tFAIL" >>"$BENCH_SUMMARY"
 
 echo
 echo "== make bench: $(nproc) CPUs, $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo), $(date -u +%FT%TZ), $(($(date +%s) - start)) s"
