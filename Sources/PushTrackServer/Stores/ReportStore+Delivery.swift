@@ -19,9 +19,10 @@ extension ReportStore {
              WHERE \(messages)
             """)
         {
-            guard let bin = row.int("bin"), let pairs = row.int("pairs") else { continue }
-            histograms[row.string("message_id") ?? "", default: [:]][
-                row.string("platform") ?? "", default: [:]][bin, default: 0] += pairs
+            // By position (the columns as selected): thousands of rows, four cells each.
+            guard let bin = row.int(2), let pairs = row.int(3) else { continue }
+            histograms[row.string(0) ?? "", default: [:]][row.string(1) ?? "", default: [:]][
+                bin, default: 0] += pairs
         }
         for (message, platforms) in histograms {
             for (platform, bins) in platforms {
