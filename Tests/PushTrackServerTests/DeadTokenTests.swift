@@ -307,7 +307,8 @@ struct DeadTokenTests {
             token: global)
         #expect(one.status == 200 && AdminClient.counts(one) == [1, 0, 0, 0], "\(one.text)")
         _ = try Credentials.createApp(name: "second", on: server.db)
-        #expect(try refused("{\(ok),\"tokens\":[]}", token: global) == (422, ["appId:missing_field"]))
+        #expect(
+            try refused("{\(ok),\"tokens\":[]}", token: global) == (422, ["appId:missing_field"]))
         let named = try client.send(
             "POST", "/api/v1/devices/invalidations",
             "{\(ok),\"tokens\":[\"\(Self.tokenA)\"],\"appId\":\"\(server.app.appId)\"}",

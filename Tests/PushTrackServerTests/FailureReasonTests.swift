@@ -118,7 +118,8 @@ struct FailureReasonTests {
         #expect(lines.dropFirst(3).first?.hasPrefix("message,m2,") == true)
         // influencedOpens 0, no time to deliver (three empty cells), no failure reasons.
         #expect(
-            lines.dropFirst(3).first?.hasSuffix(",0,,,,") == true, "\(lines.dropFirst(3).first ?? "")")
+            lines.dropFirst(3).first?.hasSuffix(",0,,,,") == true,
+            "\(lines.dropFirst(3).first ?? "")")
         let table = try Binary.run(
             ["report", "campaign", "c1"], databaseURL: client.server.databaseURL)
         #expect(table.stdout.contains("failed sends by provider reason"), "\(table.stdout)")

@@ -72,8 +72,10 @@ struct HealthTests {
     /// The report's days as `day platform version delivered confirmed share extensionShare`.
     static func rows(_ report: [String: Any]) -> [String] {
         (report["days"] as? [[String: Any]] ?? []).map { row in
-            ["day", "platform", "appVersion", "delivered", "confirmedArrivals", "confirmedShare",
-             "extensionShare"].map { "\(row[$0] ?? "nil")" }.joined(separator: " ")
+            [
+                "day", "platform", "appVersion", "delivered", "confirmedArrivals", "confirmedShare",
+                "extensionShare",
+            ].map { "\(row[$0] ?? "nil")" }.joined(separator: " ")
         }
     }
 
@@ -106,7 +108,10 @@ struct HealthTests {
             alert["message"] as? String
                 == "ios app version 3.3 on \(day): confirmed share 30.0% is 55.0 points below the other versions' 85.0% (300 delivered); its Notification Service Extension may not report arrivals (mutable-content, app group, or a crash)"
         )
-        #expect(Set(alert.keys) == ["day", "platform", "appVersion", "metric", "value", "baseline", "message"])
+        #expect(
+            Set(alert.keys) == [
+                "day", "platform", "appVersion", "metric", "value", "baseline", "message",
+            ])
 
         // Folded or not, the same answer; the CLI prints the HTTP body.
         _ = try ReportCompactor.compact(server.db)
@@ -117,12 +122,21 @@ struct HealthTests {
             ["report", "health", "--format", "json"], databaseURL: server.databaseURL)
         #expect(cli.status == 0, "\(cli.stderr)")
         #expect(cli.stdout == response.text)
-        let table = try Binary.run(["report", "health", "--days", "2"], databaseURL: server.databaseURL)
-        #expect(table.stdout.contains("\(day)  ios       3.3            300         90       30.0%        0.0%  ALERT"), "\(table.stdout)")
-        #expect(table.stdout.contains("  ios app version 3.3 on \(day): confirmed share 30.0%"), "\(table.stdout)")
+        let table = try Binary.run(
+            ["report", "health", "--days", "2"], databaseURL: server.databaseURL)
+        #expect(
+            table.stdout.contains(
+                "\(day)  ios       3.3            300         90       30.0%        0.0%  ALERT"),
+            "\(table.stdout)")
+        #expect(
+            table.stdout.contains("  ios app version 3.3 on \(day): confirmed share 30.0%"),
+            "\(table.stdout)")
         let csv = try Binary.run(
             ["report", "health", "--format", "csv"], databaseURL: server.databaseURL)
-        #expect(csv.stdout.split(separator: "\r\n").first == "day,platform,appVersion,delivered,confirmedArrivals,confirmedShare,extensionShare,alert")
+        #expect(
+            csv.stdout.split(separator: "\r\n").first
+                == "day,platform,appVersion,delivered,confirmedArrivals,confirmedShare,extensionShare,alert"
+        )
 
         // The view for analysts.
         let view = try server.db.query(
@@ -130,7 +144,10 @@ struct HealthTests {
         ).map {
             "\($0.string("platform") ?? "") \($0.string("app_version") ?? "") \($0.double("confirmed_share") ?? -1) \($0.double("baseline").map { "\($0)" } ?? "null") \($0.bool("alert") ?? false)"
         }
-        #expect(view == ["android 3.3 1.0 null false", "ios 3.2 0.85 0.3 false", "ios 3.3 0.3 0.85 true"])
+        #expect(
+            view == [
+                "android 3.3 1.0 null false", "ios 3.2 0.85 0.3 false", "ios 3.3 0.3 0.85 true",
+            ])
         try DeviceTests.expectVerified(server)
     }
 
@@ -172,17 +189,26 @@ struct HealthTests {
             #expect(response.status == 400, "\(days): \(response.text)")
             #expect(json(response)["error"] as? String == "invalid_parameter")
         }
-        #expect(try client.send("GET", "/api/v1/reports/health?days=1", token: client.read).status == 200)
-        #expect(try client.send("GET", "/api/v1/reports/health?days=90", token: client.read).status == 200)
-        #expect(try client.send("GET", "/api/v1/reports/health", token: server.app.writeKey).status == 403)
-        #expect(try RawHTTP.request(port: server.port, "GET", "/api/v1/reports/health").status == 401)
+        #expect(
+            try client.send("GET", "/api/v1/reports/health?days=1", token: client.read).status
+                == 200)
+        #expect(
+            try client.send("GET", "/api/v1/reports/health?days=90", token: client.read).status
+                == 200)
+        #expect(
+            try client.send("GET", "/api/v1/reports/health", token: server.app.writeKey).status
+                == 403)
+        #expect(
+            try RawHTTP.request(port: server.port, "GET", "/api/v1/reports/health").status == 401)
         let global = try Credentials.createToken(role: .read, appId: nil, on: server.db).token
         let unknown = try client.send("GET", "/api/v1/reports/health?appId=app_nope", token: global)
         #expect(unknown.status == 422)
         #expect(json(unknown)["error"] as? String == "unknown_app")
-        let other = try client.send("GET", "/api/v1/reports/health?appId=app_other", token: client.read)
+        let other = try client.send(
+            "GET", "/api/v1/reports/health?appId=app_other", token: client.read)
         #expect(other.status == 403)
-        let cli = try Binary.run(["report", "health", "--days", "0"], databaseURL: server.databaseURL)
+        let cli = try Binary.run(
+            ["report", "health", "--days", "0"], databaseURL: server.databaseURL)
         #expect(cli.status == 2)
         #expect(cli.stderr.contains("--days must be a whole number from 1 to 90"))
     }
@@ -205,7 +231,10 @@ struct HealthTests {
         #expect(page.text.contains(#"data-alerts="2""#), "\(page.text)")
         #expect(page.text.contains("2 alerts (1 open)"))
         let today = String(RFC3339.format(time).prefix(10))
-        #expect(page.text.contains(#"<tr data-alert-day="\#(today)" data-app="\#(server.app.appId)" data-platform="ios" data-version="3.3">"#))
+        #expect(
+            page.text.contains(
+                #"<tr data-alert-day="\#(today)" data-app="\#(server.app.appId)" data-platform="ios" data-version="3.3">"#
+            ))
         #expect(page.text.contains(#"data-field="baseline" data-value="0.85""#))
         #expect(page.text.contains("\(today) (open)"))
         #expect(page.text.contains(#"<tr data-alert-day="\#(old)""#))
@@ -217,6 +246,8 @@ struct HealthTests {
         #expect(metrics.contains("# TYPE pushtrack_health_alerts_open gauge"))
         #expect(try HealthAlertMonitor.openAlerts(on: server.db) == 1)
         // Four days later, neither is open.
-        #expect(try HealthAlertMonitor.openAlerts(on: server.db, now: Date().addingTimeInterval(4 * 86_400)) == 0)
+        #expect(
+            try HealthAlertMonitor.openAlerts(
+                on: server.db, now: Date().addingTimeInterval(4 * 86_400)) == 0)
     }
 }

@@ -54,20 +54,26 @@ struct PrivacyTests {
                     pushEvent(
                         category: "push_dismiss", messageId: "m1", deviceId: device,
                         timestamp: at(61)),
-                    pushEvent(messageId: "m2", deviceId: device, eventId: "ev-3", timestamp: at(100)),
+                    pushEvent(
+                        messageId: "m2", deviceId: device, eventId: "ev-3", timestamp: at(100)),
                     #"{"pageId":"home","category":"app_open","deviceId":"\#(device)","timestamp":\#(at(200))}"#,
                     #"{"pageId":"push","category":"push_arrival","label":"push_Spring sale","deviceId":"\#(device)","timestamp":\#(at(300))}"#,
                     #"{"pageId":"push","category":"push_click","label":"push_No such title","deviceId":"\#(device)","timestamp":\#(at(301))}"#,
                     #"{"pageId":"cart","category":"purchase","deviceId":"\#(device)","eventId":"ev-4","properties":{"value":12.5,"note":"\#(device)"}}"#,
-                    pushEvent(messageId: "m1", deviceId: PrivacyTests.kept, eventId: "k-1", timestamp: at(0)),
+                    pushEvent(
+                        messageId: "m1", deviceId: PrivacyTests.kept, eventId: "k-1",
+                        timestamp: at(0)),
                     pushEvent(
                         category: "push_click", messageId: "m1", deviceId: PrivacyTests.kept,
                         eventId: "k-2", timestamp: at(30)),
-                    pushEvent(messageId: "m2", deviceId: PrivacyTests.kept, eventId: "k-3", timestamp: at(100)),
+                    pushEvent(
+                        messageId: "m2", deviceId: PrivacyTests.kept, eventId: "k-3",
+                        timestamp: at(100)),
                 ],
                 headers: [("Version", "3.2"), ("Device-Info", #"{"platform":"ios"}"#)])
             try client.upload("e0e0e0e0e0e0e0e1", deviceId: device)
-            try client.upload("e0e0e0e0e0e0e0e2", environment: "sandbox", deviceId: device, enabled: false)
+            try client.upload(
+                "e0e0e0e0e0e0e0e2", environment: "sandbox", deviceId: device, enabled: false)
             try client.upload("e0e0e0e0e0e0e0e3", deviceId: device)
             try client.upload("e0e0e0e0e0e0e0e3", deviceId: "another-device")
             try client.upload("cafecafecafecafe", deviceId: PrivacyTests.kept)
@@ -140,7 +146,10 @@ struct PrivacyTests {
         #expect(events[0]["reportKey"] == nil)
         let purchase = events.last ?? [:]
         #expect((purchase["properties"] as? [String: Any])?["value"] as? Double == 12.5)
-        #expect(Set(purchase.keys).isSuperset(of: ["eventSeq", "receivedAt", "eventTime", "category", "pageId"]))
+        #expect(
+            Set(purchase.keys).isSuperset(of: [
+                "eventSeq", "receivedAt", "eventTime", "category", "pageId",
+            ]))
         let deliveries = export["deliveries"] as? [[String: Any]] ?? []
         #expect(deliveries.map { $0["messageId"] as? String ?? "" } == ["m1", "m2"])
         #expect(deliveries[0]["arrivalReports"] as? Int == 2)
@@ -169,11 +178,21 @@ struct PrivacyTests {
         #expect(cli.status == 0, "\(cli.stderr)")
         #expect(cli.stdout == response.text)
         let nobody = json(try client.send("GET", "/api/v1/devices/nobody/export"))
-        #expect([nobody["events"], nobody["deliveries"], nobody["tokens"]].map { ($0 as? [Any])?.count } == [0, 0, 0])
+        #expect(
+            [nobody["events"], nobody["deliveries"], nobody["tokens"]].map { ($0 as? [Any])?.count }
+                == [0, 0, 0])
         // Admin only.
-        #expect(try client.send("GET", "/api/v1/devices/\(Self.erased)/export", token: client.read).status == 403)
-        #expect(try client.send("GET", "/api/v1/devices/\(Self.erased)/export", token: fixture.server.app.writeKey).status == 403)
-        #expect(try RawHTTP.request(port: fixture.server.port, "GET", "/api/v1/devices/\(Self.erased)/export").status == 401)
+        #expect(
+            try client.send("GET", "/api/v1/devices/\(Self.erased)/export", token: client.read)
+                .status == 403)
+        #expect(
+            try client.send(
+                "GET", "/api/v1/devices/\(Self.erased)/export", token: fixture.server.app.writeKey
+            ).status == 403)
+        #expect(
+            try RawHTTP.request(
+                port: fixture.server.port, "GET", "/api/v1/devices/\(Self.erased)/export"
+            ).status == 401)
     }
 
     @Test func afterAnErasureTheIdIsInNoTableAndReportsAndVerifyAreUnchanged() throws {
@@ -190,14 +209,19 @@ struct PrivacyTests {
         #expect(erased.text == #"{"code":0,"deliveries":2,"events":9,"tokens":2}"# + "\n")
         #expect(try Self.columnsHolding(Self.erased, on: db) == [])
         // The token now on another device stays, without its link to the erased one.
-        #expect(try server(fixture).count("SELECT count(*) AS n FROM devices WHERE token = 'e0e0e0e0e0e0e0e3'") == 1)
+        #expect(
+            try server(fixture).count(
+                "SELECT count(*) AS n FROM devices WHERE token = 'e0e0e0e0e0e0e0e3'") == 1)
         #expect(try fixture.reports() == before)
         #expect(try client.send("GET", "/api/v1/devices/\(Self.kept)/export").text == keptBefore)
         let verify = try Verifier(connection: db).run()
         #expect(verify.differences.isEmpty, "\(verify.differences)")
         #expect(verify.erasures == 1)
         let record = try db.query("SELECT events, deliveries, tokens, report_keys FROM erasures")
-        #expect(record.map { "\($0.int("events") ?? -1) \($0.int("deliveries") ?? -1) \($0.int("tokens") ?? -1) \($0.int("report_keys") ?? -1)" } == ["9 2 2 8"])
+        #expect(
+            record.map {
+                "\($0.int("events") ?? -1) \($0.int("deliveries") ?? -1) \($0.int("tokens") ?? -1) \($0.int("report_keys") ?? -1)"
+            } == ["9 2 2 8"])
 
         // A second erasure, and one of an unknown device, erase nothing and record nothing.
         let again = try client.send("DELETE", "/api/v1/devices/\(Self.erased)")
@@ -238,16 +262,27 @@ struct PrivacyTests {
         let server = try LiveServer()
         let client = try AdminClient(server)
         try client.post([pushEvent(messageId: "m1", deviceId: Self.erased, eventId: "a-1")])
-        #expect(try client.send("DELETE", "/api/v1/devices/\(Self.erased)", token: client.read).status == 403)
-        #expect(try client.send("DELETE", "/api/v1/devices/\(Self.erased)", token: server.app.writeKey).status == 403)
-        #expect(try RawHTTP.request(port: server.port, "DELETE", "/api/v1/devices/\(Self.erased)").status == 401)
-        #expect(try client.send("DELETE", "/api/v1/devices/\(Self.erased)?appId=app_other").status == 403)
+        #expect(
+            try client.send("DELETE", "/api/v1/devices/\(Self.erased)", token: client.read).status
+                == 403)
+        #expect(
+            try client.send("DELETE", "/api/v1/devices/\(Self.erased)", token: server.app.writeKey)
+                .status == 403)
+        #expect(
+            try RawHTTP.request(port: server.port, "DELETE", "/api/v1/devices/\(Self.erased)")
+                .status == 401)
+        #expect(
+            try client.send("DELETE", "/api/v1/devices/\(Self.erased)?appId=app_other").status
+                == 403)
         let global = try Credentials.createToken(role: .admin, appId: nil, on: server.db).token
         _ = try Credentials.createApp(name: "second", on: server.db)
         let missing = try client.send("DELETE", "/api/v1/devices/\(Self.erased)", token: global)
         #expect(missing.status == 422)
         #expect(json(missing)["error"] as? String == "missing_field")
-        #expect(try client.send("DELETE", "/api/v1/devices/\(Self.erased)?appId=app_nope", token: global).status == 422)
+        #expect(
+            try client.send(
+                "DELETE", "/api/v1/devices/\(Self.erased)?appId=app_nope", token: global
+            ).status == 422)
         let long = String(repeating: "x", count: 513)
         #expect(try client.send("DELETE", "/api/v1/devices/\(long)").status == 422)
         #expect(try server.count("SELECT count(*) AS n FROM events") == 1)
@@ -291,18 +326,28 @@ struct PrivacyTests {
         var seed: [String] = []
         for device in erased {
             for message in ["m0", "m1", "m2"] {
-                seed.append(pushEvent(messageId: message, deviceId: device, eventId: "\(device)-\(message)"))
+                seed.append(
+                    pushEvent(messageId: message, deviceId: device, eventId: "\(device)-\(message)")
+                )
             }
-            seed.append(pushEvent(category: "push_click", messageId: "m0", deviceId: device, eventId: "\(device)-c"))
+            seed.append(
+                pushEvent(
+                    category: "push_click", messageId: "m0", deviceId: device,
+                    eventId: "\(device)-c"))
         }
         try client.post(seed)
         // The kept devices' reports, with retries, in batches of 10 across both servers.
         var reports: [String] = []
         for device in kept {
             for message in ["m0", "m1", "m2"] {
-                reports.append(pushEvent(messageId: message, deviceId: device, eventId: "\(device)-\(message)"))
+                reports.append(
+                    pushEvent(messageId: message, deviceId: device, eventId: "\(device)-\(message)")
+                )
             }
-            reports.append(pushEvent(category: "push_click", messageId: "m1", deviceId: device, eventId: "\(device)-c"))
+            reports.append(
+                pushEvent(
+                    category: "push_click", messageId: "m1", deviceId: device,
+                    eventId: "\(device)-c"))
         }
         let batches = stride(from: 0, to: reports.count, by: 10).map {
             Array(reports[$0..<min($0 + 10, reports.count)])
@@ -335,7 +380,8 @@ struct PrivacyTests {
                 for _ in 0..<(index % 3 == 0 ? 2 : 1) {
                     do {
                         let response = try RawHTTP.request(
-                            port: ports[(index + worker) % 2], "POST", "/customer-track/upload-event",
+                            port: ports[(index + worker) % 2], "POST",
+                            "/customer-track/upload-event",
                             headers: [("X-App-Key", key), ("Content-Type", "application/json")],
                             body: Array("[\(batch.joined(separator: ","))]".utf8))
                         if response.status != 200 {
@@ -351,18 +397,24 @@ struct PrivacyTests {
         let answers = erasures.withLock { $0 }
         #expect(answers.count == 20)
         #expect(
-            answers.values.allSatisfy { $0 == #"{"code":0,"deliveries":3,"events":4,"tokens":0}"# + "\n" },
+            answers.values.allSatisfy {
+                $0 == #"{"code":0,"deliveries":3,"events":4,"tokens":0}"# + "\n"
+            },
             "\(answers)")
         let db = server.db
         #expect(try server.count("SELECT count(*) AS n FROM events") == 800)
-        #expect(try server.count("SELECT count(DISTINCT event_id) AS n FROM events WHERE device_id LIKE 'stay-%'") == 800)
+        #expect(
+            try server.count(
+                "SELECT count(DISTINCT event_id) AS n FROM events WHERE device_id LIKE 'stay-%'")
+                == 800)
         #expect(try server.count("SELECT count(*) AS n FROM deliveries") == 600)
         #expect(try server.count("SELECT count(*) AS n FROM report_keys") == 800)
         for message in ["m0", "m1", "m2"] {
             let counters = try totals(db, message: message)
             #expect(counters.delivered == 220, "\(message)")
             #expect(counters.confirmed == 220, "\(message)")
-            #expect(counters.opened == (message == "m0" ? 20 : message == "m1" ? 200 : 0), "\(message)")
+            #expect(
+                counters.opened == (message == "m0" ? 20 : message == "m1" ? 200 : 0), "\(message)")
         }
         #expect(try Self.columnsHolding("-5e1f", on: db) == [])
         let verify = try Verifier(connection: db).run()

@@ -1,6 +1,6 @@
 import Foundation
-import PostgresClient
 import HTTPServer
+import PostgresClient
 import PushTrackCore
 
 /// Everything `pushtrack serve` can be told, with its defaults.
