@@ -184,16 +184,18 @@ struct CLITests {
         _ = try locker.query("BEGIN")
         _ = try locker.query("LOCK TABLE report_keys IN EXCLUSIVE MODE")
         let answer = Mutex<Int?>(nil)
+        let answerText = Mutex("")
         let request = Thread {
             let response = try? RawHTTP.request(
                 port: port, "POST", "/customer-track/upload-event",
                 headers: [("X-App-Key", app.writeKey), ("Content-Type", "application/json")],
                 body: Array(pushEvent(eventId: "in-flight").utf8))
+            answerText.withLock { $0 = response?.text ?? "" }
             answer.withLock { $0 = response?.status ?? -1 }
         }
         request.start()
-        // SIGTERM only once a writer waits for the lock (maintenance may wait for it too): the
-        // request is then in flight.
+        // SIGTERM only once a writer of this database waits for the lock (maintenance may wait
+        // for it too, and pg_locks shows every database's): the request is then in flight.
         let waiting = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < waiting,
             try db.query(
@@ -201,13 +203,14 @@ struct CLITests {
                 SELECT count(*) AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
                 WHERE l.relation = 'report_keys'::regclass AND NOT l.granted
                   AND a.application_name = 'pushtrack-writer'
+                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
                 """)[0].int("n") == 0
         {
             Thread.sleep(forTimeInterval: 0.02)
         }
         kill(process.processIdentifier, SIGTERM)
         Thread.sleep(forTimeInterval: 0.3)
-        #expect(answer.withLock { $0 } == nil)
+        #expect(answer.withLock { $0 } == nil, "\(answerText.withLock { $0 })")
         _ = try locker.query("COMMIT")
 
         let deadline = ContinuousClock.now + .seconds(10)
@@ -216,7 +219,7 @@ struct CLITests {
         }
         #expect(!process.isRunning)
         #expect(process.terminationStatus == 0)
-        #expect(answer.withLock { $0 } == 200)
+        #expect(answer.withLock { $0 } == 200, "\(answerText.withLock { $0 })")
         #expect(
             try db.query("SELECT count(*) AS n FROM events WHERE event_id = 'in-flight'")[0].int(
                 "n") == 1)
