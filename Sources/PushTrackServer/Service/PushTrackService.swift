@@ -104,6 +104,13 @@ public final class PushTrackService: Sendable {
     public func start() throws {
         conversionCatalog.start(pool: pool, log: log)
         writer.start()
+        // The writers count the database unreachable until their first probe commits; taking
+        // requests before that would answer the first ones 503. Wait for it, briefly: with the
+        // database down the server still starts, answering 503 and /readyz 503 until it is back.
+        let probed = ContinuousClock.now + Self.firstProbeWait
+        while !writer.health.databaseReachable, ContinuousClock.now < probed {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
         try http.start()
         scheduleMaintenance()
         compactor.start()
@@ -111,6 +118,9 @@ public final class PushTrackService: Sendable {
         healthAlerts.start()
         log.always("serving", ["port": String(http.port), "pid": String(getpid())])
     }
+
+    /// How long `start` waits for the writers' first probe before it takes requests.
+    static let firstProbeWait = Duration.seconds(3)
 
     /// Stops accepting, lets requests in flight finish (their events are committed), then stops.
     public func shutdown() {
