@@ -197,17 +197,19 @@ struct CLITests {
         // SIGTERM only once a writer of this database waits for the lock (maintenance may wait
         // for it too, and pg_locks shows every database's): the request is then in flight.
         let waiting = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < waiting,
-            try db.query(
-                """
-                SELECT count(*) AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
-                WHERE l.relation = 'report_keys'::regclass AND NOT l.granted
-                  AND a.application_name = 'pushtrack-writer'
-                  AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
-                """)[0].int("n") == 0
-        {
+        var writerWaits = false
+        while !writerWaits, ContinuousClock.now < waiting {
             Thread.sleep(forTimeInterval: 0.02)
+            writerWaits =
+                try db.query(
+                    """
+                    SELECT count(*) AS n FROM pg_locks l JOIN pg_stat_activity a USING (pid)
+                    WHERE l.relation = 'report_keys'::regclass AND NOT l.granted
+                      AND a.application_name = 'pushtrack-writer'
+                      AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    """)[0].int("n") != 0
         }
+        #expect(writerWaits, "\(answerText.withLock { $0 })")
         kill(process.processIdentifier, SIGTERM)
         Thread.sleep(forTimeInterval: 0.3)
         #expect(answer.withLock { $0 } == nil, "\(answerText.withLock { $0 })")

@@ -24,12 +24,8 @@ extension ReportStore {
             histograms[row.string(0) ?? "", default: [:]][row.string(1) ?? "", default: [:]][
                 bin, default: 0] += pairs
         }
-        for (message, platforms) in histograms {
-            for (platform, bins) in platforms {
-                histograms[message]![platform] = bins.filter { $0.value != 0 }
-            }
-        }
-        return histograms
+        // A delta may cancel a folded bin out.
+        return histograms.mapValues { $0.mapValues { $0.filter { $0.value != 0 } } }
     }
 
     /// Bin → pairs per campaign (`app_id` + U+001F + `campaign_id`), of `app` or every app.
