@@ -184,7 +184,7 @@ struct AudienceTests {
         }
         // Folded: the compactor has moved the arrival's rollup into message_bucket_totals.
         try post("[" + pushEvent(messageId: "m9", deviceId: "d9", timestamp: at(0)) + "]")
-        _ = try server.db.query("SELECT pushtrack_compact_report_deltas()")
+        try server.db.compactCommittedDeltas()
         #expect(
             try server.count("SELECT count(*) AS n FROM report_deltas WHERE message_id = 'm9'") == 0
         )

@@ -11,7 +11,7 @@ import Testing
 struct ConversionTests {
     /// The folded and unfolded counts read alike: fold now, so that SQL reads one row per key.
     private func fold(_ fixture: ConversionFixture) throws {
-        _ = try ReportCompactor.compact(fixture.server.db)
+        try fixture.server.db.compactCommittedDeltas()
     }
 
     @Test func theHandWorkedFixtureHasItsExactNumbersThroughHTTPTheCLIAndSQL() throws {

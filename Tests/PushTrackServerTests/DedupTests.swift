@@ -211,7 +211,7 @@ struct DedupTests {
         // the server's compactor, if it is folding, and keeps it out meanwhile).
         _ = try server.db.query(
             "SELECT pg_advisory_lock(hashtext('pushtrack_compact_report_deltas'))")
-        _ = try ReportCompactor.compact(server.db)
+        try server.db.compactCommittedDeltas()
         #expect(try server.count("SELECT count(*) AS n FROM report_deltas") == 0)
         _ = try server.db.query("UPDATE message_totals SET clicks = clicks + 1")
         _ = try server.db.query("UPDATE deliveries SET arrival_reports = 5")

@@ -142,7 +142,7 @@ struct FailoverTests {
                     headers: [("Authorization", "Bearer \(token)")]))
             return report["delivered"] as? Int == stored.count
         }
-        try ReportCompactor.compact(db)
+        try db.compactCommittedDeltas()
         return Outcome(
             stored: stored, acknowledged: clients.record.withLock { $0.acknowledged },
             record: clients.record.withLock { $0 }, readiness: readiness.stop(),

@@ -114,7 +114,7 @@ struct HealthTests {
             ])
 
         // Folded or not, the same answer; the CLI prints the HTTP body.
-        _ = try ReportCompactor.compact(server.db)
+        try server.db.compactCommittedDeltas()
         #expect(try server.count("SELECT count(*) AS n FROM report_deltas") == 0)
         let folded = try client.send("GET", "/api/v1/reports/health", token: client.read)
         #expect(folded.text == response.text)

@@ -216,3 +216,18 @@ final class ServerProcess {
         throw PushTrackError("no_port", "the server did not print its port: \(text)")
     }
 }
+
+extension PostgresConnection {
+    /// Folds every delta committed before the call, as `ReportCompactor.compact` does, but waits
+    /// for a compactor already running (the server's own, every few seconds) instead of skipping:
+    /// that one's snapshot may predate the last upload and leave its delta unfolded.
+    @discardableResult
+    func compactCommittedDeltas() throws -> Int {
+        let locks = ["report", "conversion", "delivery"].map {
+            "hashtext('pushtrack_compact_\($0)_deltas')"
+        }
+        try execute("SELECT " + locks.map { "pg_advisory_lock(\($0))" }.joined(separator: ", "))
+        defer { try? execute("SELECT pg_advisory_unlock_all()") }
+        return try ReportCompactor.compact(self)
+    }
+}

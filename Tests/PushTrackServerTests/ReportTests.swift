@@ -233,7 +233,7 @@ struct ReportTests {
             #expect(abs((number(listedOpen?["p50Seconds"]) ?? 0) - 120) < 1.2)
             #expect(number(listedOpen?["p50Seconds"]) == number(reportOpen?["p50Seconds"]))
             #expect(number(listedOpen?["p90Seconds"]) == number(reportOpen?["p90Seconds"]))
-            _ = try ReportCompactor.compact(fixture.db)
+            try fixture.db.compactCommittedDeltas()
         }
 
         let scoped = try fixture.request(
@@ -312,7 +312,7 @@ struct ReportTests {
         let path = "/api/v1/reports/campaigns/spring-sale?appId=\(fixture.appId)"
         func body() throws -> String { try fixture.request("GET", path, token: fixture.read).text }
         let unfolded = try body()
-        _ = try ReportCompactor.compact(fixture.db)
+        try fixture.db.compactCommittedDeltas()
         #expect(try fixture.server.count("SELECT count(*) AS n FROM report_deltas") == 0)
         #expect(try body() == unfolded)
 
@@ -336,7 +336,7 @@ struct ReportTests {
         let locales = objects((changed["breakdowns"] as? [String: Any])?["locale"])
         #expect(locales.map { $0["value"] as? String } == ["zh-CN", "en-US"])
         expectMetrics(locales[0], sent: nil, [605, 565, 190, 375, 140, 180, 60, 15])
-        let folded = try ReportCompactor.compact(fixture.db)
+        let folded = try fixture.db.compactCommittedDeltas()
         #expect(folded > 0)
         #expect(try body() == changedText)
     }
