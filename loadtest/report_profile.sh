@@ -3,8 +3,8 @@
 # 1,000,000 deliveries, its conversions and arrival seconds) in a fresh PostgreSQL with
 # pg_stat_statements, then REQUESTS reports of it, and per statement the PostgreSQL time per
 # report. PERF=1 also records the collector with `perf` during them and prints the share of
-# its CPU (children included) in the report's parts: building it, the delivery bins, histogram
-# merges and quantiles, libpq results, JSON. Figures, not a test: it exits 0. Environment: REQUESTS (50),
+# its CPU (children included) in the report's parts: building it, reading the packed
+# histograms, their merges and quantiles, libpq results, JSON. Figures, not a test: it exits 0. Environment: REQUESTS (50),
 # PERF (0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +50,6 @@ if [[ $PERF == 1 ]]; then
     echo "collector: share of its CPU in the report's parts, children included (perf report)"
     perf report -i "$work/perf.data" --children --sort symbol --stdio 2>/dev/null |
         grep -E '^ +[0-9]' |
-        grep -E 'ReportStore.*(deliverLatency|buildCampaign)|TimeToOpenV5merge|OpenLatencyO8quantile|JSONEncoderC6encodeyAA4Data|copyRows|ConnectionC5query' |
+        grep -E 'ReportStore.*(histograms|buildCampaign)|LatencyHistogram|JSONEncoderC6encodeyAA4Data|copyRows|Connection(C5query|C13queryPrepared)' |
         head -12 | cut -c1-150
 fi

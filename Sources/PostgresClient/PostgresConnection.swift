@@ -34,6 +34,9 @@ public final class PostgresConnection {
     private(set) var needsReset = false
     /// Server-side prepared statements of this session, by SQL text.
     private var preparedStatements: [String: String] = [:]
+    /// Statements prepared so far, for the next one's name (`pt_N`): never reused, since a
+    /// statement forgotten here may still exist on the server.
+    private var statementsPrepared = 0
     /// What the session may keep (see ``PostgresSessionOptions``).
     public let options: PostgresSessionOptions
     /// Statements this connection has sent: each `query`, prepared execution, `execute` (one
@@ -135,6 +138,10 @@ public final class PostgresConnection {
     /// a hot path runs again and again (the ingestion writer's); only `SELECT`, `INSERT`,
     /// `UPDATE`, `DELETE` and `WITH` statements can be prepared. Without
     /// ``PostgresSessionOptions/namedStatements`` (a transaction pooler) it is `query`.
+    ///
+    /// A statement that fails with `feature_not_supported` is forgotten, so that its next run
+    /// prepares it again: that is how the server refuses a plan whose result columns changed
+    /// under it (a migration replaced a view that `SELECT *` reads).
     public func queryPrepared(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         guard options.namedStatements else { return try self.query(query) }
         statementsSent += 1
@@ -143,7 +150,8 @@ public final class PostgresConnection {
         if let existing = preparedStatements[query.sql] {
             name = existing
         } else {
-            name = "pt_\(preparedStatements.count)"
+            name = "pt_\(statementsPrepared)"
+            statementsPrepared += 1
             _ = try results(
                 sent: PQsendPrepare(handle, name, query.sql, 0, nil) == 1, operation: .query)
             preparedStatements[query.sql] = name
@@ -151,7 +159,12 @@ public final class PostgresConnection {
         let sent = withCStringArray(texts) { values in
             PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
         }
-        return try results(sent: sent == 1, operation: .query)
+        do {
+            return try results(sent: sent == 1, operation: .query)
+        } catch {
+            if error.sqlState == .featureNotSupported { preparedStatements[query.sql] = nil }
+            throw error
+        }
     }
 
     /// Whether `text` holds a NUL byte, with `memchr` (parameters can be array literals of many

@@ -27,6 +27,8 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let connectionException = SQLState(rawValue: "08000")
     public static let connectionDoesNotExist = SQLState(rawValue: "08003")
     public static let connectionFailure = SQLState(rawValue: "08006")
+    // Class 0A: feature not supported (also a prepared plan whose result type has changed).
+    public static let featureNotSupported = SQLState(rawValue: "0A000")
     // Class 22: data exception.
     public static let divisionByZero = SQLState(rawValue: "22012")
     public static let characterNotInRepertoire = SQLState(rawValue: "22021")
@@ -54,6 +56,7 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
 
     private static let names: [SQLState: String] = [
         .connectionException: "connection_exception",
+        .featureNotSupported: "feature_not_supported",
         .connectionDoesNotExist: "connection_does_not_exist",
         .connectionFailure: "connection_failure",
         .divisionByZero: "division_by_zero",

@@ -32,13 +32,14 @@ public struct CampaignReport: Sendable, Equatable, Encodable {
     public struct Part: Sendable {
         public var metrics: ReportMetrics
         /// Time-to-open and time-to-deliver histograms (bin → pairs).
-        public var latency: [Int: Int]
-        public var deliver: [Int: Int]
+        public var latency: LatencyHistogram
+        public var deliver: LatencyHistogram
         /// Conversion counts per category.
         public var conversions: [String: ConversionCounters]
 
         public init(
-            metrics: ReportMetrics, latency: [Int: Int], deliver: [Int: Int] = [:],
+            metrics: ReportMetrics, latency: LatencyHistogram,
+            deliver: LatencyHistogram = LatencyHistogram(),
             conversions: [String: ConversionCounters] = [:]
         ) {
             self.metrics = metrics
@@ -61,8 +62,14 @@ public struct CampaignReport: Sendable, Equatable, Encodable {
                     conversions[category, default: .zero] + counters
             }
         }
-        total.timeToOpen = TimeToOpen(histogram: TimeToOpen.merge(messages.map(\.latency)))
-        total.timeToDeliver = TimeToDeliver(histogram: TimeToOpen.merge(messages.map(\.deliver)))
+        var latency = LatencyHistogram()
+        var deliver = LatencyHistogram()
+        for message in messages {
+            latency.add(message.latency)
+            deliver.add(message.deliver)
+        }
+        total.timeToOpen = TimeToOpen(histogram: latency)
+        total.timeToDeliver = TimeToDeliver(histogram: deliver)
         total.conversions = ConversionMetrics.list(
             categories: categories, counts: conversions, opened: total.counters.opened,
             delivered: total.counters.delivered)

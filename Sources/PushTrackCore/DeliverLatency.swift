@@ -37,11 +37,13 @@ public struct TimeToDeliver: Sendable, Equatable, Encodable {
     public var p90Seconds: Double?
     public var p99Seconds: Double?
 
-    public init(histogram: [Int: Int]) {
-        p50Seconds = OpenLatency.quantile(0.5, of: histogram)
-        p90Seconds = OpenLatency.quantile(0.9, of: histogram)
-        p99Seconds = OpenLatency.quantile(0.99, of: histogram)
+    public init(histogram: LatencyHistogram) {
+        p50Seconds = histogram.quantile(0.5)
+        p90Seconds = histogram.quantile(0.9)
+        p99Seconds = histogram.quantile(0.99)
     }
+
+    public init(histogram: [Int: Int]) { self.init(histogram: LatencyHistogram(histogram)) }
 
     enum CodingKeys: String, CodingKey { case p50Seconds, p90Seconds, p99Seconds }
 
@@ -82,11 +84,16 @@ public enum DeliveryCurve {
     }
 
     public static func points(_ histogram: [Int: Int]) -> [Point] {
-        let total = histogram.values.reduce(0, +)
+        points(LatencyHistogram(histogram))
+    }
+
+    public static func points(_ histogram: LatencyHistogram) -> [Point] {
+        let total = histogram.total
         return offsets.map { offset in
-            let within = histogram.reduce(0) { sum, bin in
-                OpenLatency.range(ofBin: bin.key).upperBound <= offset.seconds
-                    ? sum + bin.value : sum
+            var within = 0
+            for (i, pairs) in histogram.pairs.enumerated()
+            where OpenLatency.range(ofBin: histogram.firstBin + i).upperBound <= offset.seconds {
+                within += pairs
             }
             return Point(
                 after: offset.label, afterSeconds: Int(offset.seconds), confirmedArrivals: within,

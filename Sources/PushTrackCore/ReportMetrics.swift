@@ -103,12 +103,14 @@ public struct TimeToOpen: Sendable, Equatable, Encodable {
     public var p50Seconds: Double?
     public var p90Seconds: Double?
 
-    /// The percentiles of a histogram `[bin: pairs]` (several messages' histograms merged by
-    /// adding their bins: the bins are the same everywhere).
-    public init(histogram: [Int: Int]) {
-        p50Seconds = OpenLatency.quantile(0.5, of: histogram)
-        p90Seconds = OpenLatency.quantile(0.9, of: histogram)
+    /// The percentiles of a histogram (several messages' histograms merged by adding their
+    /// bins: the bins are the same everywhere).
+    public init(histogram: LatencyHistogram) {
+        p50Seconds = histogram.quantile(0.5)
+        p90Seconds = histogram.quantile(0.9)
     }
+
+    public init(histogram: [Int: Int]) { self.init(histogram: LatencyHistogram(histogram)) }
 
     enum CodingKeys: String, CodingKey { case p50Seconds, p90Seconds }
 
@@ -118,12 +120,4 @@ public struct TimeToOpen: Sendable, Equatable, Encodable {
         try container.encode(p90Seconds, forKey: .p90Seconds)
     }
 
-    /// Adds histograms bin by bin.
-    public static func merge(_ histograms: some Sequence<[Int: Int]>) -> [Int: Int] {
-        var merged: [Int: Int] = [:]
-        for histogram in histograms {
-            merged.merge(histogram, uniquingKeysWith: +)
-        }
-        return merged
-    }
 }

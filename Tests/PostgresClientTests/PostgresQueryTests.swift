@@ -168,6 +168,24 @@ import Testing
         )
         #expect(prepared[0].int("n") == 1)
     }
+
+    @Test func aPreparedStatementWhoseColumnsChangedIsPreparedAgain() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP VIEW shape AS SELECT 1 AS a")
+        let query: PostgresQuery = "SELECT * FROM shape WHERE \(1)::int = 1"
+        #expect(try connection.queryPrepared(query)[0].int("a") == 1)
+        // A migration replaces the view with other columns while the statement is prepared.
+        try connection.execute("DROP VIEW shape; CREATE TEMP VIEW shape AS SELECT 2 AS a, 3 AS b")
+        do {
+            _ = try connection.queryPrepared(query)
+            Issue.record("the changed result type was not refused")
+        } catch {
+            #expect(error.sqlState == .featureNotSupported, "\(error)")
+        }
+        let rows = try connection.queryPrepared(query)
+        #expect(rows[0].int("a") == 2)
+        #expect(rows[0].int("b") == 3)
+    }
 }
 
 @Suite struct SQLStateTests {
@@ -179,6 +197,7 @@ import Testing
         ("22021", .characterNotInRepertoire, "character_not_in_repertoire", "22"),
         ("57P01", .adminShutdown, "admin_shutdown", "57"),
         ("08006", .connectionFailure, "connection_failure", "08"),
+        ("0A000", .featureNotSupported, "feature_not_supported", "0A"),
     ])
     func aCodeIsItsNamedState(code: String, state: SQLState, name: String, errorClass: String) {
         #expect(SQLState(rawValue: code) == state)

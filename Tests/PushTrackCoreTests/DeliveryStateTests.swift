@@ -95,4 +95,60 @@ import Testing
         #expect(OpenLatency.quantile(0.5, of: [:]) == nil)
         #expect(OpenLatency.bin(seconds: -5) == 0)
     }
+
+    @Test func aLatencyHistogramReadsItsPackedForm() {
+        var histogram = LatencyHistogram()
+        // Rows to add up: bins, then a delta before the first bin, one that cancels a bin, a
+        // negative bin, and an empty value.
+        let read = ["20:5,21:7,300:1", "3:2", "21:-7", "-1:1", ""].map {
+            histogram.add(packed: $0)
+        }
+        #expect(read == [true, true, true, true, true])
+        #expect(histogram.bins == [-1: 1, 3: 2, 20: 5, 300: 1])
+        #expect(histogram.firstBin == -1)
+        #expect(histogram.total == 9)
+        let malformed = [
+            "x", "1", "1:", ":1", "1:2,", "1:2:3", "1:2;3:4", "1:99999999999999999999", "4:1,5:y",
+        ]
+        let refused = malformed.map { text -> Bool in
+            var other = LatencyHistogram()
+            return other.add(packed: text)
+        }
+        #expect(refused == Array(repeating: false, count: malformed.count))
+        // What precedes the fault is added.
+        var partial = LatencyHistogram()
+        _ = partial.add(packed: "4:1,5:y")
+        #expect(partial.bins == [4: 1])
+    }
+
+    @Test func latencyHistogramsMergeAndCompareByTheirBins() {
+        var a = LatencyHistogram([10: 1, 12: 2])
+        a.add(LatencyHistogram([5: 3, 30: 4]))
+        #expect(a.bins == [5: 3, 10: 1, 12: 2, 30: 4])
+        #expect(a.firstBin == 5)
+        #expect(a.pairs.count == 26)
+        var empty = LatencyHistogram()
+        empty.add(LatencyHistogram())
+        #expect(empty.pairs.isEmpty)
+        #expect(empty.quantile(0.5) == nil)
+        // Laid out differently (a cancelled bin left as 0), equal all the same.
+        var cancelled = LatencyHistogram([1: 1, 5: 3, 10: 1, 12: 2, 30: 4])
+        cancelled.add(-1, toBin: 1)
+        #expect(cancelled == a)
+        #expect(cancelled != LatencyHistogram([5: 3]))
+        // The quantiles are the dictionary's: nearest rank, the middle of the rank's bin.
+        let bins = [0: 4, 7: 1, 40: 10, 41: 3, 200: 2]
+        for q in [0.01, 0.25, 0.5, 0.9, 0.99, 1] {
+            let dense = LatencyHistogram(bins).quantile(q)
+            var seen = 0
+            let rank = Int((q * 20).rounded(.up))
+            let bin = bins.keys.sorted().first {
+                seen += bins[$0]!
+                return seen >= rank
+            }!
+            let range = OpenLatency.range(ofBin: bin)
+            let middle = ((1 + range.lowerBound) * (1 + range.upperBound)).squareRoot() - 1
+            #expect(dense == (middle * 1000).rounded() / 1000, "q \(q)")
+        }
+    }
 }

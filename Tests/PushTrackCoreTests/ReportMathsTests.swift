@@ -73,8 +73,9 @@ struct ReportMathsTests {
         let twoMinutes = OpenLatency.bin(seconds: 120)
         let tenMinutes = OpenLatency.bin(seconds: 600)
         let total = CampaignReport.combine([
-            CampaignReport.Part(metrics: a, latency: [thirty: 100, twoMinutes: 100]),
-            CampaignReport.Part(metrics: b, latency: [tenMinutes: 60]),
+            CampaignReport.Part(
+                metrics: a, latency: LatencyHistogram([thirty: 100, twoMinutes: 100])),
+            CampaignReport.Part(metrics: b, latency: LatencyHistogram([tenMinutes: 60])),
         ])
         #expect(total.sent == 1500)
         #expect(total.counters == RollupCounters(delivered: 1100, opened: 260))

@@ -227,7 +227,11 @@ extension PostgresConnection {
             "hashtext('pushtrack_compact_\($0)_deltas')"
         }
         try execute("SELECT " + locks.map { "pg_advisory_lock(\($0))" }.joined(separator: ", "))
-        defer { try? execute("SELECT pg_advisory_unlock_all()") }
+        // Once each: a lock the caller holds already stays held.
+        defer {
+            try? execute(
+                "SELECT " + locks.map { "pg_advisory_unlock(\($0))" }.joined(separator: ", "))
+        }
         return try ReportCompactor.compact(self)
     }
 }

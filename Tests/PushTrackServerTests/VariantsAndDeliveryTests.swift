@@ -270,23 +270,30 @@ struct TimeToDeliverTests {
         try run(sendsFirst: true, laterWave: true)
     }
 
-    @Test func verifyCatchesATamperedHistogram() throws {
+    /// The scenario's sends and arrivals stored and folded, verify clean.
+    private func foldedScenario() throws -> LiveServer {
         let server = try LiveServer()
         let admin = try Credentials.createToken(role: .admin, appId: nil, on: server.db).token
         let scenario = Scenario()
         for send in scenario.sends() {
-            _ = try RawHTTP.request(
+            let response = try RawHTTP.request(
                 port: server.port, "POST", "/api/v1/campaigns/launch/sends",
                 headers: [
                     ("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json"),
                 ],
                 body: Array(send.utf8))
+            #expect(response.status == 201, "\(response.text)")
         }
         for (_, events) in scenario.arrivals() {
-            _ = try server.upload("[\(events.joined(separator: ","))]")
+            #expect(try server.upload("[\(events.joined(separator: ","))]").status == 200)
         }
         try server.db.compactCommittedDeltas()
         try DeviceTests.expectVerified(server)
+        return server
+    }
+
+    @Test func verifyCatchesATamperedHistogram() throws {
+        let server = try foldedScenario()
         _ = try server.db.query(
             "UPDATE message_deliver_latency SET pairs = pairs + 1 WHERE message_id = 'm2'")
         #expect(
@@ -298,5 +305,66 @@ struct TimeToDeliverTests {
         #expect(
             try Verifier(connection: server.db).run().differences.map(\.table).contains(
                 "message_arrival_seconds"))
+    }
+
+    /// The reports read the packed copy (sql/014): the triggers keep it equal to the bin tables
+    /// through every change, and verify reports a copy that differs or cannot be read.
+    @Test func thePackedHistogramsFollowTheBinTables() throws {
+        let server = try foldedScenario()
+        func packed() throws -> [String] {
+            try server.db.query(
+                """
+                SELECT message_id || ' ' || histogram || ' ' || platform || ' ' || bins AS row
+                  FROM message_histograms ORDER BY message_id, histogram, platform
+                """
+            ).map { $0.string("row") ?? "" }
+        }
+        func binned() throws -> [String] {
+            try server.db.query(
+                """
+                SELECT message_id || ' deliver ' || platform || ' '
+                       || string_agg(bin || ':' || pairs, ',' ORDER BY bin) AS row
+                  FROM message_deliver_latency WHERE pairs <> 0 GROUP BY message_id, platform
+                 ORDER BY message_id, platform
+                """
+            ).map { $0.string("row") ?? "" }
+        }
+        // No platform named: one row per message. m2's arrivals are 1.5 s and 7.5 s after its
+        // wave (the middle of their seconds): floor(ln(2.5) / ln(1.02)) = 46, ln(8.5) gives 108.
+        // m1's nine start at 2.5 s (bin 63).
+        let rows = try packed()
+        #expect(
+            rows == [
+                "m1 deliver  63:1,75:1,86:1,94:1,123:1,174:1,199:1,208:1,323:1",
+                "m2 deliver  46:1,108:1",
+            ])
+        #expect(rows == (try binned()))
+
+        // Moved by hand, the bin table drags the copy along; deleted, the copy goes with it.
+        _ = try server.db.query(
+            "UPDATE message_deliver_latency SET pairs = pairs + 2 WHERE message_id = 'm2'")
+        #expect(try packed() == (try binned()))
+        _ = try server.db.query(
+            "UPDATE message_deliver_latency SET pairs = pairs - 2 WHERE message_id = 'm2'")
+        _ = try server.db.query("DELETE FROM message_deliver_latency WHERE message_id = 'm2'")
+        #expect(try packed() == [rows[0]])
+        // A rebuild (as a send's registration queues) packs the message again.
+        _ = try server.db.query(
+            "INSERT INTO deliver_rebuilds (app_id, message_id) SELECT app_id, 'm2' FROM apps")
+        try server.db.compactCommittedDeltas()
+        #expect(try packed() == rows)
+        try DeviceTests.expectVerified(server)
+
+        // The copy tampered with, and the copy unreadable: each one difference, named.
+        _ = try server.db.query(
+            "UPDATE message_histograms SET bins = '0:1' WHERE message_id = 'm2'")
+        var differences = try Verifier(connection: server.db).run().differences
+        #expect(differences.map(\.table) == ["message_histograms"])
+        #expect(differences.first?.stored == "0:1")
+        _ = try server.db.query(
+            "UPDATE message_histograms SET bins = '3:x' WHERE message_id = 'm2'")
+        differences = try Verifier(connection: server.db).run().differences
+        #expect(differences.map(\.table) == ["message_histograms", "message_histograms"])
+        #expect(differences.first?.stored == "3:x")
     }
 }

@@ -80,6 +80,7 @@ public struct Verifier {
         try compareRollups(expected, &summary)
         try compareHealth(expected, &summary)
         try compareDelivery(expected, &summary)
+        try compareHistogramCopies(&summary)
         try compareConversions(states, &summary)
         try compareUnattributed(&summary)
         try compareInfluence(&summary)

@@ -23,7 +23,7 @@ extension ReportStore {
     ) throws -> AudienceReport {
         try snapshot { store in
             let connection = store.connection
-            let devices = try connection.query(
+            let devices = try connection.queryPrepared(
                 """
                 SELECT coalesce(sum(registered), 0)::bigint AS registered,
                        coalesce(sum(permission_on), 0)::bigint AS permission_on,
@@ -34,7 +34,7 @@ extension ReportStore {
                    AND (\(environment)::text IS NULL OR environment = \(environment))
                 """
             ).first
-            let funnel = try connection.query(
+            let funnel = try connection.queryPrepared(
                 """
                 SELECT coalesce(sum(sent), 0)::bigint AS sent,
                        coalesce(sum(delivered), 0)::bigint AS delivered,
@@ -54,7 +54,7 @@ extension ReportStore {
                 AND (\(window.to)::timestamptz IS NULL
                      OR day::timestamp AT TIME ZONE 'UTC' < \(window.to))
                 """
-            let series = try connection.query(
+            let series = try connection.queryPrepared(
                 """
                 SELECT to_char(day, 'YYYY-MM-DD') AS day, sum(devices)::bigint AS devices,
                        sum(permission_on)::bigint AS permission_on
@@ -68,7 +68,7 @@ extension ReportStore {
                     day: row.string("day") ?? "", devices: row.int("devices") ?? 0,
                     permissionOn: row.int("permission_on") ?? 0)
             }
-            let invalidations = try connection.query(
+            let invalidations = try connection.queryPrepared(
                 """
                 SELECT to_char(day, 'YYYY-MM-DD') AS day, reason, sum(tokens)::bigint AS tokens
                   FROM device_invalidation_days

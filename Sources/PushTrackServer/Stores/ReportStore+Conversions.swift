@@ -8,7 +8,7 @@ extension ReportStore {
     /// The conversion categories of `app` (every app's, by app, when `nil`), sorted.
     func conversionCategories(app: String?) throws -> [String: [String]] {
         var categories: [String: [String]] = [:]
-        for row in try connection.query(
+        for row in try connection.queryPrepared(
             """
             SELECT app_id, category FROM conversion_settings
              WHERE (\(app)::text IS NULL OR app_id = \(app))
@@ -26,7 +26,7 @@ extension ReportStore {
         -> [String: [String: ConversionCounters]]
     {
         var counts: [String: [String: ConversionCounters]] = [:]
-        for row in try connection.query(
+        for row in try connection.queryPrepared(
             """
             SELECT x.message_id, x.category, \(unescaped: Self.conversionSums)
               FROM message_conversion_counters x
@@ -45,7 +45,7 @@ extension ReportStore {
     /// every app.
     func campaignConversions(app: String?) throws -> [String: [String: ConversionCounters]] {
         var counts: [String: [String: ConversionCounters]] = [:]
-        for row in try connection.query(
+        for row in try connection.queryPrepared(
             """
             SELECT x.app_id, coalesce(m.campaign_id, m.message_id) AS campaign_id, x.category,
                    \(unescaped: Self.conversionSums)

@@ -2,49 +2,60 @@ import Foundation
 import PostgresClient
 import PushTrackCore
 
-/// The time-to-deliver histograms of the reports (sql/010_time_to_deliver.sql):
-/// `message_deliver_latency_counters`, which bins the arrivals against the waves registered now.
+/// The latency histograms of the reports, time to open and time to deliver: the rows of
+/// `message_histogram_parts` (sql/014_packed_histograms.sql), each message's histograms packed
+/// into a row per platform plus the bins not folded into them yet.
 extension ReportStore {
-    /// Bin → pairs per message and platform (`""` unknown) of the messages `messages` (a
-    /// condition on `messages m`).
-    func deliverLatency(of messages: PostgresQuery) throws -> [String: [String: [Int: Int]]] {
-        var histograms: [String: [String: [Int: Int]]] = [:]
-        // Summed here, not by a GROUP BY: a row per message, platform and bin already, but for
-        // the deltas not folded yet, and the grouping of some 500 bins per message cost the
-        // campaign report more than reading them.
-        for row in try connection.query(
+    /// Histograms per message: time to open, and time to deliver per platform (`""` unknown).
+    struct MessageHistograms {
+        var open: [String: LatencyHistogram] = [:]
+        var deliver: [String: [String: LatencyHistogram]] = [:]
+
+        /// Time to deliver of `message`, its platforms merged.
+        func deliver(of message: String) -> LatencyHistogram {
+            var merged = LatencyHistogram()
+            for histogram in (deliver[message] ?? [:]).values { merged.add(histogram) }
+            return merged
+        }
+
+        /// Time to deliver per platform over every message.
+        var deliverByPlatform: [String: LatencyHistogram] {
+            var merged: [String: LatencyHistogram] = [:]
+            for platforms in deliver.values {
+                for (platform, histogram) in platforms {
+                    merged[platform, default: LatencyHistogram()].add(histogram)
+                }
+            }
+            return merged
+        }
+    }
+
+    /// The histograms of the messages `messages` (a condition on `messages m`), keyed by
+    /// `key(app_id, campaign_id, message_id)` of each row (campaign_id as in `messages`, NULL
+    /// for a message that is its own campaign).
+    func histograms(of messages: PostgresQuery, key: (String, String?, String) -> String) throws
+        -> MessageHistograms
+    {
+        var histograms = MessageHistograms()
+        for row in try connection.queryPrepared(
             """
-            SELECT m.message_id, m.platform, m.bin, m.pairs
-              FROM message_deliver_latency_counters m -- it has the columns the condition reads
+            SELECT m.app_id, m.campaign_id, m.message_id, m.histogram, m.platform, m.bins
+              FROM message_histogram_parts m -- it has the columns of messages the condition reads
              WHERE \(messages)
             """)
         {
-            // By position (the columns as selected): thousands of rows, four cells each.
-            guard let bin = row.int(2), let pairs = row.int(3) else { continue }
-            histograms[row.string(0) ?? "", default: [:]][row.string(1) ?? "", default: [:]][
-                bin, default: 0] += pairs
-        }
-        // A delta may cancel a folded bin out.
-        return histograms.mapValues { $0.mapValues { $0.filter { $0.value != 0 } } }
-    }
-
-    /// Bin → pairs per campaign (`app_id` + U+001F + `campaign_id`), of `app` or every app.
-    func campaignDeliverLatency(app: String?) throws -> [String: [Int: Int]] {
-        var histograms: [String: [Int: Int]] = [:]
-        for row in try connection.query(
-            """
-            SELECT app_id, coalesce(campaign_id, message_id) AS campaign_id, bin,
-                   sum(pairs)::bigint AS pairs
-              FROM message_deliver_latency_counters
-             WHERE (\(app)::text IS NULL OR app_id = \(app))
-             GROUP BY 1, 2, 3
-            """)
-        {
-            guard let bin = row.int("bin"), let pairs = row.int("pairs"), pairs != 0 else {
-                continue
+            // By position (the columns as selected). A malformed value adds what precedes the
+            // fault; `pushtrack verify` reports the difference from the bin tables.
+            let name = key(row.string(0) ?? "", row.string(1), row.string(2) ?? "")
+            let bins = row.string(5) ?? ""
+            if row.string(3) == "open" {
+                histograms.open[name, default: LatencyHistogram()].add(packed: bins)
+            } else {
+                histograms.deliver[name, default: [:]][
+                    row.string(4) ?? "", default: LatencyHistogram()
+                ]
+                .add(packed: bins)
             }
-            let key = (row.string("app_id") ?? "") + "\u{1F}" + (row.string("campaign_id") ?? "")
-            histograms[key, default: [:]][bin] = pairs
         }
         return histograms
     }

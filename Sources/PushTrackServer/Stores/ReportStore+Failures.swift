@@ -6,7 +6,7 @@ extension ReportStore {
     /// app and campaign id joined with U+001F (`campaign_failure_reasons`).
     func campaignFailureReasons(app: String?) throws -> [String: [String: Int]] {
         var reasons: [String: [String: Int]] = [:]
-        for row in try connection.query(
+        for row in try connection.queryPrepared(
             """
             SELECT app_id, campaign_id, reason, failures FROM campaign_failure_reasons
              WHERE (\(app)::text IS NULL OR app_id = \(app))
@@ -22,7 +22,7 @@ extension ReportStore {
     func messageFailureReasons(appId: String, campaignId: String) throws -> [String: [String: Int]]
     {
         var reasons: [String: [String: Int]] = [:]
-        for row in try connection.query(
+        for row in try connection.queryPrepared(
             """
             SELECT message_id, reason, failures FROM message_failure_reasons
              WHERE app_id = \(appId) AND campaign_id = \(campaignId)

@@ -28,7 +28,7 @@ extension ReportStore {
     private func healthRows(app: String?, since: String, alertsOnly: Bool) throws
         -> [(day: HealthDay, alert: HealthAlert?)]
     {
-        try connection.query(
+        try connection.queryPrepared(
             """
             SELECT app_id, to_char(day, 'YYYY-MM-DD') AS day, platform, app_version, delivered,
                    confirmed_arrivals, extension_confirmed, confirmed_share, baseline, alert

@@ -36,7 +36,7 @@ extension ReportStore {
         }
         return try snapshot { store in
             if let category,
-                try store.connection.query(
+                try store.connection.queryPrepared(
                     """
                     SELECT 1 FROM conversion_settings
                      WHERE app_id = \(appId) AND category = \(category)
