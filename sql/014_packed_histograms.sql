@@ -1,21 +1,25 @@
--- 014: the latency histograms packed, one row per message (and platform), for the reports.
+-- 014: the histograms of a campaign report packed, one row per message (and platform).
 --
 -- message_open_latency and message_deliver_latency hold a row per bin: some 500 bins per
--- message and platform, 11,000 rows for a campaign of 20 messages. A campaign report read them
--- all, and reading them (scan, join, one text conversion per number) was most of its time.
--- message_histograms keeps the same bins packed into one text value per message and platform,
--- kept equal to the bin tables by the triggers below in the same transaction as any change to
--- them, so a report reads one row where it read 500. The bin tables stay the truth: `verify`
--- recomputes them from the raw log and checks the packed copy against them.
+-- message and platform, 11,000 rows for a campaign of 20 messages; the open curve reads the
+-- opens of message_bucket_totals, a row per 5-minute bucket. A campaign report read them all,
+-- and reading them (scan, join, one text conversion per number) was most of its time.
+-- message_histograms keeps the same numbers packed into one text value per message and
+-- platform, kept equal to those tables by the triggers below in the same transaction as any
+-- change to them, so a report reads one row where it read hundreds. The tables stay the truth:
+-- `verify` recomputes them from the raw log and checks the packed copy against them.
 
--- `bins`: the non-zero bins of the histogram in ascending order, as `bin:pairs` joined by
+-- `bins`: the non-zero bins of the histogram in ascending order, as `bin:count` joined by
 -- commas (e.g. `20:5,21:7`). Text, not bigint[]: a report reads it as stored, where the array
 -- output function formats every element (7 times slower for a campaign's histograms).
 CREATE TABLE message_histograms (
     app_id      text COLLATE "C" NOT NULL,
     message_id  text COLLATE "C" NOT NULL,
-    histogram   text NOT NULL CHECK (histogram IN ('open', 'deliver')),
-    platform    text NOT NULL, -- '' for 'open' (kept per message only) and an unknown platform
+    -- 'open': time to open (message_open_latency); 'deliver': time to deliver per platform
+    -- (message_deliver_latency); 'opens': opened per 5-minute bucket (message_bucket_totals),
+    -- the bin being the bucket's start in epoch seconds / 300.
+    histogram   text NOT NULL CHECK (histogram IN ('open', 'deliver', 'opens')),
+    platform    text NOT NULL, -- '' but for 'deliver' (and there for an unknown platform)
     bins        text NOT NULL,
     PRIMARY KEY (app_id, message_id, histogram, platform)
 );
@@ -36,6 +40,15 @@ BEGIN
           FROM (SELECT DISTINCT a, m FROM unnest(p_apps, p_messages) AS u(a, m)) u
           JOIN message_open_latency l ON l.app_id = u.a AND l.message_id = u.m
          WHERE l.pairs <> 0
+         GROUP BY 1, 2;
+    ELSIF p_histogram = 'opens' THEN
+        INSERT INTO message_histograms (app_id, message_id, histogram, platform, bins)
+        SELECT b.app_id, b.message_id, 'opens', '',
+               string_agg((extract(epoch FROM b.bucket)::bigint / 300) || ':' || b.opened, ','
+                          ORDER BY b.bucket)
+          FROM (SELECT DISTINCT a, m FROM unnest(p_apps, p_messages) AS u(a, m)) u
+          JOIN message_bucket_totals b ON b.app_id = u.a AND b.message_id = u.m
+         WHERE b.opened <> 0
          GROUP BY 1, 2;
     ELSE
         INSERT INTO message_histograms (app_id, message_id, histogram, platform, bins)
@@ -73,7 +86,8 @@ DECLARE
 BEGIN
     FOR t IN
         SELECT * FROM (VALUES ('message_open_latency', 'open'),
-                              ('message_deliver_latency', 'deliver')) AS h (name, histogram),
+                              ('message_deliver_latency', 'deliver'),
+                              ('message_bucket_totals', 'opens')) AS h (name, histogram),
                       (VALUES ('INSERT', 'NEW'), ('UPDATE', 'NEW'), ('DELETE', 'OLD')) AS e (event, rows)
     LOOP
         EXECUTE format(
@@ -85,7 +99,7 @@ END;
 $$;
 
 -- What a report reads for the histograms of a message: its packed rows, plus the rows not in
--- them yet, each as one `bin:pairs`: the open-latency deltas not folded; for time to deliver,
+-- them yet, each as one `bin:count`: the open-latency and bucket deltas not folded; for time to deliver,
 -- the arrival seconds binned now when a rebuild is pending (the packed rows are then of the old
 -- waves and left out) and the deliver deltas binned now. Rows to add up, per message and
 -- platform; messages without a registered send have no time to deliver. With each message's
@@ -94,13 +108,19 @@ CREATE VIEW message_histogram_parts AS
 SELECT m.app_id, m.message_id, m.campaign_id, m.first_sent_at, h.histogram, h.platform, h.bins
   FROM messages m
   JOIN message_histograms h ON h.app_id = m.app_id AND h.message_id = m.message_id
- WHERE h.histogram = 'open'
+ WHERE h.histogram <> 'deliver'
     OR NOT EXISTS (SELECT 1 FROM deliver_rebuilds r
                     WHERE r.app_id = m.app_id AND r.message_id = m.message_id)
 UNION ALL
 SELECT m.app_id, m.message_id, m.campaign_id, m.first_sent_at, 'open', '', l.bin || ':' || l.pairs
   FROM messages m
   JOIN open_latency_deltas l ON l.app_id = m.app_id AND l.message_id = m.message_id
+UNION ALL
+SELECT m.app_id, m.message_id, m.campaign_id, m.first_sent_at, 'opens', '',
+       (extract(epoch FROM r.bucket)::bigint / 300) || ':' || r.opened
+  FROM messages m
+  JOIN report_deltas r ON r.app_id = m.app_id AND r.message_id = m.message_id
+ WHERE r.opened <> 0
 UNION ALL
 SELECT m.app_id, m.message_id, m.campaign_id, m.first_sent_at, 'deliver', x.platform,
        x.bin || ':' || x.pairs
@@ -127,3 +147,5 @@ SELECT pushtrack_pack_histograms('open', array_agg(app_id), array_agg(message_id
   FROM (SELECT DISTINCT app_id, message_id FROM message_open_latency) l;
 SELECT pushtrack_pack_histograms('deliver', array_agg(app_id), array_agg(message_id))
   FROM (SELECT DISTINCT app_id, message_id FROM message_deliver_latency) l;
+SELECT pushtrack_pack_histograms('opens', array_agg(app_id), array_agg(message_id))
+  FROM (SELECT DISTINCT app_id, message_id FROM message_bucket_totals) l;

@@ -73,42 +73,11 @@ public struct LatencyHistogram: Sendable, Equatable {
         for (i, count) in other.pairs.enumerated() { pairs[offset + i] += count }
     }
 
-    /// Adds bins packed as text, `bin:pairs` joined by commas (`message_histograms.bins`,
-    /// sql/014_packed_histograms.sql). Returns false, having added what came before, at the
-    /// first malformed entry.
+    /// Adds bins packed as text (``PackedBins``). Returns false, having added what came
+    /// before, at the first malformed entry.
     @discardableResult
     public mutating func add(packed text: String) -> Bool {
-        var number = 0
-        var sign = 1
-        var digits = 0
-        var bin: Int? = nil
-        func finish() -> Int? {
-            defer { (number, sign, digits) = (0, 1, 0) }
-            return digits > 0 ? sign * number : nil
-        }
-        for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"):
-                let (times, overflow) = number.multipliedReportingOverflow(by: 10)
-                if overflow { return false }
-                number = times + Int(byte - UInt8(ascii: "0"))
-                digits += 1
-            case UInt8(ascii: "-") where digits == 0 && sign == 1:
-                sign = -1
-            case UInt8(ascii: ":") where bin == nil:
-                guard let value = finish() else { return false }
-                bin = value
-            case UInt8(ascii: ","):
-                guard let at = bin, let count = finish() else { return false }
-                add(count, toBin: at)
-                bin = nil
-            default:
-                return false
-            }
-        }
-        guard let at = bin, let count = finish() else { return text.isEmpty }
-        add(count, toBin: at)
-        return true
+        PackedBins.forEach(in: text) { bin, count in add(count, toBin: bin) }
     }
 
     /// The q-quantile (0…1), or `nil` when the histogram is empty. Uses the nearest-rank
@@ -131,4 +100,46 @@ public struct LatencyHistogram: Sendable, Equatable {
 
     /// Equal when the same bins hold the same non-zero pairs, however the arrays are laid out.
     public static func == (a: LatencyHistogram, b: LatencyHistogram) -> Bool { a.bins == b.bins }
+}
+
+/// Bins packed as text, `bin:count` joined by commas in ascending bin order (`20:5,21:7`): how
+/// `message_histograms.bins` keeps a histogram in one value (sql/014_packed_histograms.sql).
+public enum PackedBins {
+    /// Calls `body` with each entry of `text` in order. Returns false at the first malformed
+    /// entry (after calling `body` for those before it); true for an empty text.
+    public static func forEach(in text: String, _ body: (_ bin: Int, _ count: Int) -> Void)
+        -> Bool
+    {
+        var number = 0
+        var sign = 1
+        var digits = 0
+        var bin: Int? = nil
+        func finish() -> Int? {
+            defer { (number, sign, digits) = (0, 1, 0) }
+            return digits > 0 ? sign * number : nil
+        }
+        for byte in text.utf8 {
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let (times, overflow) = number.multipliedReportingOverflow(by: 10)
+                if overflow { return false }
+                number = times + Int(byte - UInt8(ascii: "0"))
+                digits += 1
+            case UInt8(ascii: "-") where digits == 0 && sign == 1:
+                sign = -1
+            case UInt8(ascii: ":") where bin == nil:
+                guard let value = finish() else { return false }
+                bin = value
+            case UInt8(ascii: ","):
+                guard let at = bin, let count = finish() else { return false }
+                body(at, count)
+                bin = nil
+            default:
+                return false
+            }
+        }
+        guard let at = bin, let count = finish() else { return text.isEmpty }
+        body(at, count)
+        return true
+    }
 }

@@ -271,10 +271,9 @@ struct TimeToDeliverTests {
     }
 
     /// The scenario's sends and arrivals stored and folded, verify clean.
-    private func foldedScenario() throws -> LiveServer {
+    private func foldedScenario(_ scenario: Scenario = Scenario()) throws -> LiveServer {
         let server = try LiveServer()
         let admin = try Credentials.createToken(role: .admin, appId: nil, on: server.db).token
-        let scenario = Scenario()
         for send in scenario.sends() {
             let response = try RawHTTP.request(
                 port: server.port, "POST", "/api/v1/campaigns/launch/sends",
@@ -310,12 +309,14 @@ struct TimeToDeliverTests {
     /// The reports read the packed copy (sql/014): the triggers keep it equal to the bin tables
     /// through every change, and verify reports a copy that differs or cannot be read.
     @Test func thePackedHistogramsFollowTheBinTables() throws {
-        let server = try foldedScenario()
-        func packed() throws -> [String] {
+        let scenario = Scenario()
+        let server = try foldedScenario(scenario)
+        func packed(_ histogram: String = "deliver") throws -> [String] {
             try server.db.query(
                 """
                 SELECT message_id || ' ' || histogram || ' ' || platform || ' ' || bins AS row
-                  FROM message_histograms ORDER BY message_id, histogram, platform
+                  FROM message_histograms WHERE histogram = \(histogram)
+                 ORDER BY message_id, histogram, platform
                 """
             ).map { $0.string("row") ?? "" }
         }
@@ -339,6 +340,10 @@ struct TimeToDeliverTests {
                 "m2 deliver  46:1,108:1",
             ])
         #expect(rows == (try binned()))
+        // The click 7,210 s after the hour: the 25th bucket of 300 s from it.
+        let bucket = Int(scenario.t.timeIntervalSince1970) / 300 + 24
+        #expect(try packed("opens") == ["m2 opens  \(bucket):1"])
+        #expect(try packed("open") == [])
 
         // Moved by hand, the bin table drags the copy along; deleted, the copy goes with it.
         _ = try server.db.query(
@@ -357,12 +362,14 @@ struct TimeToDeliverTests {
 
         // The copy tampered with, and the copy unreadable: each one difference, named.
         _ = try server.db.query(
-            "UPDATE message_histograms SET bins = '0:1' WHERE message_id = 'm2'")
+            "UPDATE message_histograms SET bins = '0:1' WHERE message_id = 'm2' AND histogram = 'deliver'"
+        )
         var differences = try Verifier(connection: server.db).run().differences
         #expect(differences.map(\.table) == ["message_histograms"])
         #expect(differences.first?.stored == "0:1")
         _ = try server.db.query(
-            "UPDATE message_histograms SET bins = '3:x' WHERE message_id = 'm2'")
+            "UPDATE message_histograms SET bins = '3:x' WHERE message_id = 'm2' AND histogram = 'deliver'"
+        )
         differences = try Verifier(connection: server.db).run().differences
         #expect(differences.map(\.table) == ["message_histograms", "message_histograms"])
         #expect(differences.first?.stored == "3:x")

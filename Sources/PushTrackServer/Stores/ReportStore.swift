@@ -138,7 +138,9 @@ public struct ReportStore {
                AND (\(window.from)::timestamptz IS NULL OR first_sent_at >= \(window.from))
                AND (\(window.to)::timestamptz IS NULL OR first_sent_at < \(window.to))
             """)
-        let histograms = try histograms(of: "(\(app)::text IS NULL OR m.app_id = \(app))") {
+        let histograms = try histograms(
+            of: "(\(app)::text IS NULL OR m.app_id = \(app)) AND m.histogram <> 'opens'"
+        ) {
             app, campaign, message in app + "\u{1F}" + (campaign ?? message)
         }
         let failures = try campaignFailureReasons(app: app)
@@ -285,7 +287,7 @@ public struct ReportStore {
         return CampaignReport(
             summary: summary, messages: reports,
             breakdowns: try breakdowns(of: messages, deliver: histograms.deliverByPlatform),
-            openCurve: try openCurve(of: messages, sent: total.sent ?? 0),
+            openCurve: Self.openCurve(of: reports, opens: histograms.opens, sent: total.sent ?? 0),
             deliveryCurve: DeliveryCurve.points(
                 parts.reduce(into: LatencyHistogram()) { $0.add($1.deliver) }),
             window: window)
@@ -375,28 +377,24 @@ public struct ReportStore {
     }
 
     /// Opens by where their 5-minute bucket ends after the message's first send, within the
-    /// curve's horizon, summed over `messages` (a condition on `messages m`).
-    private func openCurve(of messages: PostgresQuery, sent: Int) throws -> [OpenCurve.Point] {
-        let rows = try connection.queryPrepared(
-            """
-            -- date_part, not extract: the float8 at once, where extract's numeric cost this
-            -- query a third of its time.
-            SELECT date_part('epoch', r.bucket - m.first_sent_at) + \(Rollup.bucketSeconds)
-                       AS ends_after,
-                   sum(r.opened)::bigint AS opened
-              FROM message_bucket_counters r
-              JOIN messages m ON m.app_id = r.app_id AND m.message_id = r.message_id
-             WHERE \(messages)
-               AND m.first_sent_at IS NOT NULL AND r.opened <> 0
-               AND r.bucket < m.first_sent_at + make_interval(secs => \(OpenCurve.horizonSeconds))
-             GROUP BY 1
-            """)
-        let opens = rows.map { row in
-            OpenCurve.Opens(
-                endsAfterSeconds: row.double("ends_after") ?? .infinity,
-                opened: row.int("opened") ?? 0)
+    /// curve's horizon, summed over `messages` (`opens`: bucket start / 300 → opened, per
+    /// message id).
+    private static func openCurve(
+        of messages: [MessageReport], opens: [String: [(bucket: Int, opened: Int)]], sent: Int
+    ) -> [OpenCurve.Point] {
+        var byEnd: [Double: Int] = [:]
+        for message in messages {
+            guard let sentAt = message.sentAt?.timeIntervalSince1970 else { continue }
+            for (bucket, opened) in opens[message.messageId] ?? [] {
+                let start = Double(bucket) * Rollup.bucketSeconds
+                guard opened != 0, start < sentAt + Double(OpenCurve.horizonSeconds) else {
+                    continue
+                }
+                byEnd[start - sentAt + Rollup.bucketSeconds, default: 0] += opened
+            }
         }
-        return OpenCurve.points(opens, sent: sent)
+        return OpenCurve.points(
+            byEnd.map { OpenCurve.Opens(endsAfterSeconds: $0.key, opened: $0.value) }, sent: sent)
     }
 
     // MARK: Time series
