@@ -3,8 +3,8 @@ import PostgresClient
 import PushTrackCore
 
 extension Verifier {
-    /// The packed histograms the reports read (`message_histograms`, kept by triggers) against
-    /// the tables they copy, `message_open_latency`, `message_deliver_latency` and the opens of
+    /// The packed histograms the reports read (`message_histograms` plus the changes since each
+    /// was packed, `message_histogram_changes`) against the tables they copy, `message_open_latency`, `message_deliver_latency` and the opens of
     /// `message_bucket_totals`, which the other checks compare with the raw log.
     func compareHistogramCopies(_ summary: inout Summary) throws {
         /// Histogram, app, message and platform, joined by U+001F → bin → count.
@@ -40,8 +40,18 @@ extension Verifier {
                         key: key.replacingOccurrences(of: "\u{1F}", with: " "),
                         expected: "bin:count,…", stored: row.string("bins") ?? ""))
             }
-            packed[key] = histogram
+            packed[key, default: [:]].merge(histogram, uniquingKeysWith: +)
         }
+        for row in try connection.query(
+            """
+            SELECT histogram, app_id, message_id, platform, bin, count AS n
+              FROM message_histogram_changes
+            """)
+        {
+            packed[Self.histogramKey(row), default: [:]][row.int("bin") ?? 0, default: 0] +=
+                row.int("n") ?? 0
+        }
+        packed = packed.mapValues { $0.filter { $0.value != 0 } }.filter { !$0.value.isEmpty }
         for key in Set(bins.keys).union(packed.keys) where bins[key] != packed[key] {
             summary.differences.append(
                 Difference(
