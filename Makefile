@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run run-cluster test build release deps bench bench-ingest bench-reports bench-accuracy bench-overload bench-slow bench-slowloris fuzz screenshots format clean-data
+.PHONY: run run-cluster test build release deps bench bench-ingest bench-reports bench-cost-curve bench-accuracy bench-overload bench-slow bench-slowloris fuzz screenshots format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
@@ -30,6 +30,9 @@ bench-ingest:      ## the ingestion benchmark alone
 
 bench-reports:     ## the report benchmark: a campaign of 1,000,000 deliveries (README.md, Reports)
 	loadtest/report_bench.sh
+
+bench-cost-curve:  ## ingestion with 20 M reports stored against an empty database, and the report at 10 M deliveries
+	loadtest/cost_curve.sh
 
 bench-accuracy:    ## pushtrack-sim: REPORTS (1,000,000) simulated reports through two collectors behind HAProxy, checked
 	loadtest/accuracy.sh

@@ -2,8 +2,13 @@
 -- (message, device) pairs in `deliveries`, the rollup changes that ingestion would have appended
 -- for them (report_deltas, open_latency_deltas: report_bench.sh folds them), and the raw events behind them
 -- (about 1.5 M rows). Deterministic: every "random" choice is a hash of the pair's number.
--- Variables: app (the app id), t0 (the first send).
+-- Variables: app (the app id), t0 (the first send), deliveries (1,000,000 unless set:
+-- loadtest/cost_curve.sh sets 10,000,000).
 \set ON_ERROR_STOP on
+\if :{?deliveries}
+\else
+\set deliveries 1000000
+\endif
 
 INSERT INTO campaigns (app_id, campaign_id, name, notice_type)
 VALUES (:'app', 'bench', 'Benchmark', 'promo');
@@ -35,7 +40,7 @@ FROM (
                + ((h1 * h2) % 7200) * interval '1 second' AS arrival
     FROM (SELECT g, hashint4(g) & 1023 AS h1, hashint4(g + 7777777) & 1023 AS h2,
                  hashint4(g + 3333333) & 1023 AS h3
-          FROM generate_series(1, 1000000) g) hashed
+          FROM generate_series(1, :deliveries) g) hashed
 ) pairs;
 
 -- The rollups as Rollup.contribution makes them: delivery counters at the delivery time's
@@ -53,15 +58,15 @@ FROM (
            (first_arrival_at IS NOT NULL AND foreground)::int AS fg,
            (first_arrival_at IS NOT NULL AND NOT foreground)::int AS bg, 0 AS opened, 0 AS clicks,
            0 AS dismissed, greatest(arrival_reports - 1, 0) AS dups
-    FROM deliveries WHERE coalesce(first_arrival_at, first_click_at) IS NOT NULL
+    FROM deliveries WHERE app_id = :'app' AND coalesce(first_arrival_at, first_click_at) IS NOT NULL
     UNION ALL
     SELECT app_id, message_id, pg_temp.bucket(first_click_at), platform, app_version, locale,
            0, 0, 0, 0, 1, clicks, 0, 0
-    FROM deliveries WHERE first_click_at IS NOT NULL
+    FROM deliveries WHERE app_id = :'app' AND first_click_at IS NOT NULL
     UNION ALL
     SELECT app_id, message_id, pg_temp.bucket(dismissed_at), platform, app_version, locale,
            0, 0, 0, 0, 0, 0, 1, 0
-    FROM deliveries WHERE dismissed_at IS NOT NULL
+    FROM deliveries WHERE app_id = :'app' AND dismissed_at IS NOT NULL
 ) contributions
 GROUP BY 1, 2, 3, 4, 5, 6;
 
@@ -70,7 +75,7 @@ SELECT app_id, message_id,
        floor(ln(1 + greatest(0, extract(epoch FROM first_click_at - first_arrival_at))) / ln(1.02))::int,
        count(*)
 FROM deliveries
-WHERE first_arrival_at IS NOT NULL AND first_click_at IS NOT NULL
+WHERE app_id = :'app' AND first_arrival_at IS NOT NULL AND first_click_at IS NOT NULL
 GROUP BY 1, 2, 3;
 
 -- Time to deliver: each confirmed pair's arrival second, as ingestion appends it (the compactor
@@ -79,7 +84,7 @@ INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
 SELECT app_id, message_id, coalesce(platform, ''), floor(extract(epoch FROM first_arrival_at))::bigint,
        count(*)
 FROM deliveries
-WHERE first_arrival_at IS NOT NULL
+WHERE app_id = :'app' AND first_arrival_at IS NOT NULL
 GROUP BY 1, 2, 3, 4;
 
 -- Conversions (unless report_bench.sh runs with CONVERSIONS=0): category `purchase`, a purchase
@@ -137,17 +142,17 @@ FROM (
            CASE WHEN d.foreground THEN 'foreground' ELSE 'extension' END AS source,
            d.platform, d.app_version, d.locale
     FROM deliveries d, generate_series(1, d.arrival_reports) n
-    WHERE d.first_arrival_at IS NOT NULL
+    WHERE d.app_id = :'app' AND d.first_arrival_at IS NOT NULL
     UNION ALL
     SELECT d.first_click_at + (n - 1) * interval '30 seconds', 'push_click', 'click', d.message_id,
            d.device_id, true, 'response', d.platform, d.app_version, d.locale
     FROM deliveries d, generate_series(1, d.clicks) n
-    WHERE d.first_click_at IS NOT NULL
+    WHERE d.app_id = :'app' AND d.first_click_at IS NOT NULL
     UNION ALL
     SELECT d.dismissed_at, 'push_dismiss', 'dismiss', d.message_id, d.device_id, false, 'response',
            d.platform, d.app_version, d.locale
     FROM deliveries d
-    WHERE d.dismissed_at IS NOT NULL
+    WHERE d.app_id = :'app' AND d.dismissed_at IS NOT NULL
 ) raw;
 
 VACUUM ANALYZE;

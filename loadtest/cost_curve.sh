@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The cost curve (issue 17): does ingestion stay as cheap once the database holds a lot? Builds in
+# release mode and starts a fresh PostgreSQL, then in one run
+#   (1) ingests DURATION seconds of BATCH-event requests (wrk, 64 connections,
+#       loadtest/events.lua, an app of its own) into the empty database: events/s;
+#   (2) loads the stored state with SQL, not HTTP: the report benchmark's campaign at DELIVERIES
+#       deliveries (loadtest/report_bench.sql, with its aggregates and raw events) and 1,980 other
+#       messages of PER_MESSAGE deliveries (loadtest/cost_curve.sql), a report key for every
+#       stored report; by default 20 M reports in the raw log and the keys, 2,000 messages;
+#   (3) ingests the same load again on top of it: events/s, and the ratio to (1);
+#   (4) times REQUESTS campaign reports of the benchmark campaign (median, p90);
+# and prints the two targets: (3)/(1) >= 0.8 and the report median <= 20 ms.
+# Figures, not a test: it exits 0. Environment: DURATION (20), BATCH (50), DELIVERIES
+# (10,000,000), PER_MESSAGE (2,600), REQUESTS (100). Loading the default state takes some 15
+# minutes on the 2-core machine; DELIVERIES=1000000 PER_MESSAGE=300 is a quick look.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-20}
+BATCH=${BATCH:-50}
+DELIVERIES=${DELIVERIES:-10000000}
+PER_MESSAGE=${PER_MESSAGE:-2600}
+REQUESTS=${REQUESTS:-100}
+
+bench_name=cost-curve
+# shellcheck source=loadtest/fresh.sh
+source loadtest/fresh.sh
+key=$(create_app load writeKey)
+stored_app=$(create_app stored appId)
+token=$("$bin" token create --role read --format json | json_field token)
+
+# DURATION s of the load; prints the events stored per second (counted in the raw table, after
+# the writers have answered every request).
+ingest() {
+    local before after
+    PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+    before=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
+    PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+    after=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
+    python3 -c "print(round(($after - $before) / $DURATION))"
+}
+stop_server() {
+    kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+}
+
+start_server
+echo "cost: (1) ingestion into the empty database, ${DURATION}s of $BATCH-event requests" >&2
+empty_rate=$(ingest)
+stop_server
+
+echo "cost: (2) loading the stored state ($DELIVERIES + $((1980 * PER_MESSAGE)) deliveries)" >&2
+load_start=$(date +%s)
+t0=$(psql "$DATABASE_URL" -tAc "SELECT date_trunc('hour', now() - interval '2 hours')")
+psql "$DATABASE_URL" -q -v app="$stored_app" -v t0="$t0" -v deliveries="$DELIVERIES" -v conversions=false \
+    -f loadtest/report_bench.sql
+psql "$DATABASE_URL" -qtAc "SELECT pushtrack_compact_report_deltas() + pushtrack_compact_delivery_deltas()" >/dev/null
+psql "$DATABASE_URL" -q -v app="$stored_app" -v t0="$t0" -v per_message="$PER_MESSAGE" -f loadtest/cost_curve.sql
+load_s=$(($(date +%s) - load_start))
+state=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM report_keys), (SELECT count(*) FROM deliveries), (SELECT count(*) FROM messages), pg_database_size(current_database())")
+
+start_server
+echo "cost: (3) the same ingestion on top of it" >&2
+stored_rate=$(ingest)
+
+echo "cost: (4) $REQUESTS campaign reports at $DELIVERIES deliveries" >&2
+url="http://127.0.0.1:$http_port/api/v1/reports/campaigns/bench"
+for _ in $(seq 20); do curl -sf -o /dev/null -H "Authorization: Bearer $token" "$url"; done
+for _ in $(seq "$REQUESTS"); do
+    curl -sf -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $token" "$url"
+done >"$work/report.txt"
+delivered=$(curl -sf -H "Authorization: Bearer $token" "$url" | json_field delivered)
+
+python3 - "$empty_rate" "$stored_rate" "$state" "$load_s" "$work/report.txt" "$delivered" <<'PY'
+import os, statistics, sys
+empty, stored = int(sys.argv[1]), int(sys.argv[2])
+events, keys, deliveries, messages, size = map(int, sys.argv[3].split())
+times = sorted(float(line) * 1000 for line in open(sys.argv[5]) if line.strip())
+median, p90 = statistics.median(times), times[int(len(times) * 0.9) - 1]
+ratio = stored / empty if empty else 0
+print()
+print(f"stored state: {events:,} raw events, {keys:,} report keys, {deliveries:,} deliveries, "
+      f"{messages:,} messages, {size / 2**30:.1f} GiB; loaded in {sys.argv[4]} s")
+print()
+print(f"{'figure':52} {'value':>12}")
+print(f"{'(1) ingestion, empty database (events/s)':52} {empty:>12,}")
+print(f"{'(3) ingestion, with the stored state (events/s)':52} {stored:>12,}")
+print(f"{'(4) campaign report at ' + format(int(sys.argv[6]), ',') + ' delivered, median':52} {median:>10.2f}ms")
+print(f"{'(4) p90':52} {p90:>10.2f}ms")
+print()
+print(f"{'target':28} {'measured':>10}  {'goal':8} result")
+print(f"{'(3) / (1)':28} {ratio:>10.2f}  {'>= 0.8':8} {'pass' if ratio >= 0.8 else 'FAIL'}")
+print(f"{'report median (ms)':28} {median:>10.2f}  {'<= 20':8} {'pass' if median <= 20 else 'FAIL'}")
+summary = os.environ.get("BENCH_SUMMARY")
+if summary:
+    with open(summary, "a") as out:
+        for row in [
+            ("cost curve", "ingestion with the stored state / empty", f"{ratio:.2f}",
+             f"{stored:,} / {empty:,} events/s", f"{events:,} reports stored", ">= 0.8",
+             "pass" if ratio >= 0.8 else "FAIL"),
+            ("cost curve", "campaign report median, stored state", f"{median:.2f} ms",
+             f"{int(sys.argv[6]):,} delivered", "", "<= 20 ms", "pass" if median <= 20 else "FAIL"),
+        ]:
+            out.write("\t".join(row) + "\n")
+PY
