@@ -63,12 +63,9 @@ echo "cost: (3) the same ingestion on top of it" >&2
 stored_rate=$(ingest)
 
 echo "cost: (4) $REQUESTS campaign reports at $DELIVERIES deliveries" >&2
-url="http://127.0.0.1:$http_port/api/v1/reports/campaigns/bench"
-for _ in $(seq 20); do curl -sf -o /dev/null -H "Authorization: Bearer $token" "$url"; done
-for _ in $(seq "$REQUESTS"); do
-    curl -sf -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $token" "$url"
-done >"$work/report.txt"
-delivered=$(curl -sf -H "Authorization: Bearer $token" "$url" | json_field delivered)
+wait_packed
+get_times /api/v1/reports/campaigns/bench "$work/report.txt"
+delivered=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/api/v1/reports/campaigns/bench" | json_field delivered)
 
 python3 - "$empty_rate" "$stored_rate" "$state" "$load_s" "$work/report.txt" "$delivered" <<'PY'
 import os, statistics, sys

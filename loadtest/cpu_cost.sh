@@ -21,7 +21,6 @@ bench_name=cpu
 source loadtest/fresh.sh
 app_json=$("$bin" app create cpu --format json)
 key=$(json_field writeKey <<<"$app_json")
-proc_cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 
 # pg_stat_statements for the per-statement times: loaded at start, so restart the cluster.
 echo "shared_preload_libraries = 'pg_stat_statements'" >>"$work/pg/postgresql.conf"

@@ -104,6 +104,29 @@ SQL
         sed -n 's/^tps = \([0-9.]*\).*/\1/p'
 }
 
+# CPU seconds process $1 has used so far (user and system).
+proc_cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+
+# Waits (at most 20 s) until the running server's compactor has packed every histogram change
+# (sql/014: a message is packed once its changes are 200 rows or 10 s old), so that what is
+# measured is a settled database, not the 10 s after a bulk load.
+wait_packed() {
+    for _ in $(seq 200); do
+        [[ $(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM message_histogram_changes") == 0 ]] && return
+        sleep 0.1
+    done
+}
+
+# GET $1 of the server on $http_port with $token REQUESTS times, one after another, after 20
+# warm-up requests; the seconds of each, a line each, into file $2.
+get_times() {
+    local url="http://127.0.0.1:$http_port$1"
+    for _ in $(seq 20); do curl -sf -o /dev/null -H "Authorization: Bearer $token" "$url"; done
+    for _ in $(seq "$REQUESTS"); do
+        curl -sf -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $token" "$url"
+    done >"$2"
+}
+
 # CPU seconds the cluster's processes have used so far: the postmaster, its live children and,
 # through the postmaster's child times, every backend that has exited.
 tick=$(getconf CLK_TCK)

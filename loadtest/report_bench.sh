@@ -35,20 +35,14 @@ psql "$DATABASE_URL" -qc "VACUUM ANALYZE report_deltas, open_latency_deltas, mes
 counts=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM deliveries), (SELECT count(*) FROM events), (SELECT count(*) FROM message_rollups), (SELECT count(*) FROM message_open_latency), (SELECT count(*) FROM message_deliver_latency), (SELECT count(*) FROM conversion_events)")
 
 start_server
+wait_packed
 
-measure() { # path file: REQUESTS sequential requests after 20 warm-up ones, seconds per line
-    local url="http://127.0.0.1:$http_port$1"
-    for _ in $(seq 20); do curl -sf -o /dev/null -H "Authorization: Bearer $token" "$url"; done
-    for _ in $(seq "$REQUESTS"); do
-        curl -sf -o /dev/null -w '%{time_total}\n' -H "Authorization: Bearer $token" "$url"
-    done >"$2"
-}
 echo "bench: (r) campaign report, $REQUESTS requests" >&2
-measure "/api/v1/reports/campaigns/bench" "$work/report.txt"
+get_times "/api/v1/reports/campaigns/bench" "$work/report.txt"
 curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/api/v1/reports/campaigns/bench" >"$work/report.json"
 echo "bench: (s) time series and campaign list, $REQUESTS requests each" >&2
-measure "/api/v1/reports/campaigns/bench/timeseries?bucket=hour&tz=Asia/Shanghai" "$work/series.txt"
-measure "/api/v1/reports/campaigns" "$work/list.txt"
+get_times "/api/v1/reports/campaigns/bench/timeseries?bucket=hour&tz=Asia/Shanghai" "$work/series.txt"
+get_times "/api/v1/reports/campaigns" "$work/list.txt"
 
 echo "bench: (e) the same totals from the raw events, $RAW_RUNS runs" >&2
 cat >"$work/raw.sql" <<SQL

@@ -28,7 +28,6 @@ key=$(json_field writeKey <<<"$app_json")
 app_id=$(json_field appId <<<"$app_json")
 token=$("$bin" token create --role read --app "$app_id" --format json | json_field token)
 
-proc_cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
 sum_cpu() {
     local total=0 pid
     for pid in "$@"; do total=$(python3 -c "print($total + $(proc_cpu "$pid"))"); done

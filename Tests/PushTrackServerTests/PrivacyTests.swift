@@ -322,33 +322,24 @@ struct PrivacyTests {
         let client = try AdminClient(server)
         let erased = (0..<20).map { "gone-\($0)-5e1f" }
         let kept = (0..<200).map { "stay-\($0)" }
-        // The erased devices' reports come first: an arrival of each message, a click of m0.
-        var seed: [String] = []
-        for device in erased {
-            for message in ["m0", "m1", "m2"] {
-                seed.append(
-                    pushEvent(messageId: message, deviceId: device, eventId: "\(device)-\(message)")
-                )
+        /// An arrival of each message and a click of `clicked`, for each of `devices`.
+        func events(of devices: [String], clicking clicked: String) -> [String] {
+            devices.flatMap { device in
+                ["m0", "m1", "m2"].map {
+                    pushEvent(messageId: $0, deviceId: device, eventId: "\(device)-\($0)")
+                }
+                    + [
+                        pushEvent(
+                            category: "push_click", messageId: clicked, deviceId: device,
+                            eventId: "\(device)-c")
+                    ]
             }
-            seed.append(
-                pushEvent(
-                    category: "push_click", messageId: "m0", deviceId: device,
-                    eventId: "\(device)-c"))
         }
-        try client.post(seed)
-        // The kept devices' reports, with retries, in batches of 10 across both servers.
-        var reports: [String] = []
-        for device in kept {
-            for message in ["m0", "m1", "m2"] {
-                reports.append(
-                    pushEvent(messageId: message, deviceId: device, eventId: "\(device)-\(message)")
-                )
-            }
-            reports.append(
-                pushEvent(
-                    category: "push_click", messageId: "m1", deviceId: device,
-                    eventId: "\(device)-c"))
-        }
+        // The erased devices' reports come first, with a click of m0.
+        try client.post(events(of: erased, clicking: "m0"))
+        // The kept devices' reports (a click of m1), with retries, in batches of 10 across both
+        // servers.
+        let reports = events(of: kept, clicking: "m1")
         let batches = stride(from: 0, to: reports.count, by: 10).map {
             Array(reports[$0..<min($0 + 10, reports.count)])
         }

@@ -376,25 +376,21 @@ public struct ReportStore {
             locale: BreakdownItem.sorted(items["locale"] ?? []))
     }
 
-    /// Opens by where their 5-minute bucket ends after the message's first send, within the
-    /// curve's horizon, summed over `messages` (`opens`: bucket start / 300 → opened, per
-    /// message id).
+    /// Opens by where their 5-minute bucket ends after the message's first send, summed over
+    /// `messages` (`opens`: bucket start / 300 → opened, per message id).
     private static func openCurve(
         of messages: [MessageReport], opens: [String: [(bucket: Int, opened: Int)]], sent: Int
     ) -> [OpenCurve.Point] {
-        var byEnd: [Double: Int] = [:]
-        for message in messages {
-            guard let sentAt = message.sentAt?.timeIntervalSince1970 else { continue }
-            for (bucket, opened) in opens[message.messageId] ?? [] {
-                let start = Double(bucket) * Rollup.bucketSeconds
-                guard opened != 0, start < sentAt + Double(OpenCurve.horizonSeconds) else {
-                    continue
+        let buckets = messages.flatMap { message in
+            (opens[message.messageId] ?? []).compactMap { bucket, opened in
+                message.sentAt.map {
+                    OpenCurve.Opens(
+                        bucket: Date(timeIntervalSince1970: Double(bucket) * Rollup.bucketSeconds),
+                        sentAt: $0, opened: opened)
                 }
-                byEnd[start - sentAt + Rollup.bucketSeconds, default: 0] += opened
             }
         }
-        return OpenCurve.points(
-            byEnd.map { OpenCurve.Opens(endsAfterSeconds: $0.key, opened: $0.value) }, sent: sent)
+        return OpenCurve.points(buckets, sent: sent)
     }
 
     // MARK: Time series
