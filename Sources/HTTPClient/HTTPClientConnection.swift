@@ -178,8 +178,12 @@ final class ClientSocket {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
+        // Every stored property is set from here on, so a throw runs `deinit`: failures close
+        // through `close()`, which marks the socket closed. Closing the number directly would
+        // make `deinit` close it a second time, by then perhaps another thread's descriptor
+        // (libmicrohttpd's inter-thread channel aborted the test process that way).
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else {
-            Glibc.close(descriptor)
+            close()
             throw HTTPClientError("not a numeric IPv4 address: \(host)")
         }
         var timeout = timeval(readTimeout)
@@ -198,7 +202,7 @@ final class ClientSocket {
         }
         guard connected == 0 else {
             let code = errno
-            Glibc.close(descriptor)
+            close()
             throw HTTPClientError("connect to \(host):\(port)", errno: code)
         }
     }
