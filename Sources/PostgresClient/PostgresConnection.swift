@@ -33,7 +33,7 @@ public final class PostgresConnection {
     /// Set when a failure left the session in doubt; `PostgresWorkerPool` resets before reuse.
     private(set) var needsReset = false
     /// Server-side prepared statements of this session, by SQL text.
-    private var preparedStatements: [String: String] = [:]
+    private var preparedStatements: [StatementText: String] = [:]
     /// Statements prepared so far, for the next one's name (`pt_N`): never reused, since a
     /// statement forgotten here may still exist on the server.
     private var statementsPrepared = 0
@@ -147,14 +147,14 @@ public final class PostgresConnection {
         statementsSent += 1
         let texts = try Self.checked(query.bindings)
         let name: String
-        if let existing = preparedStatements[query.sql] {
+        if let existing = preparedStatements[StatementText(query.sql)] {
             name = existing
         } else {
             name = "pt_\(statementsPrepared)"
             statementsPrepared += 1
             _ = try results(
                 sent: PQsendPrepare(handle, name, query.sql, 0, nil) == 1, operation: .query)
-            preparedStatements[query.sql] = name
+            preparedStatements[StatementText(query.sql)] = name
         }
         let sent = withCStringArray(texts) { values in
             PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
@@ -162,7 +162,9 @@ public final class PostgresConnection {
         do {
             return try results(sent: sent == 1, operation: .query)
         } catch {
-            if error.sqlState == .featureNotSupported { preparedStatements[query.sql] = nil }
+            if error.sqlState == .featureNotSupported {
+                preparedStatements[StatementText(query.sql)] = nil
+            }
             throw error
         }
     }
@@ -478,4 +480,30 @@ private func withCStringArray<Result>(
     }
     defer { for copy in copies { free(copy) } }
     return body(copies.map { $0.map { UnsafePointer($0) } })
+}
+
+/// A statement's SQL text as the key of the prepared statements: hashed by its length and its
+/// first and last 64 bytes instead of every byte, since the writer looks up statements of a
+/// kilobyte or more several times per group commit (SipHash over all of them cost more than the
+/// rest of the lookup). Equal keys still compare the whole text.
+struct StatementText: Hashable {
+    let sql: String
+
+    init(_ sql: String) { self.sql = sql }
+
+    func hash(into hasher: inout Hasher) {
+        var sql = sql
+        sql.withUTF8 { utf8 in
+            hasher.combine(utf8.count)
+            let sample = 64
+            if utf8.count <= 2 * sample {
+                hasher.combine(bytes: UnsafeRawBufferPointer(utf8))
+            } else {
+                let bytes = UnsafeRawBufferPointer(utf8)
+                hasher.combine(bytes: UnsafeRawBufferPointer(rebasing: bytes[..<sample]))
+                hasher.combine(
+                    bytes: UnsafeRawBufferPointer(rebasing: bytes[(bytes.count - sample)...]))
+            }
+        }
+    }
 }

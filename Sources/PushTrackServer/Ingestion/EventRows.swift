@@ -36,9 +36,12 @@ struct EventRows {
         ])
     }
 
+    private static let copyStatement =
+        "COPY events (\(columns.joined(separator: ", "))) FROM STDIN"
+
     func insert(on connection: PostgresConnection) throws {
         guard !rows.isEmpty else { return }
         _ = try connection.copyIn(
-            "COPY events (\(Self.columns.joined(separator: ", "))) FROM STDIN", rows: rows)
+            Self.copyStatement, rows: rows)
     }
 }

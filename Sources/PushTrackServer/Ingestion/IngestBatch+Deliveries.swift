@@ -64,14 +64,16 @@ extension IngestBatch {
                 "delivery_rows_missing", "merged \(rows.count) of \(pairs.count) delivery rows")
         }
         var deltas: [MessageKey: Contribution] = [:]
-        let previousColumns = StateColumns(rows.columns, prefix: "prev_")
-        let currentColumns = StateColumns(rows.columns, prefix: "")
+        let columns =
+            rows.columns == DeliveryRows.mergedColumns
+            ? DeliveryRows.mergedPositions : MergedPositions(rows.columns)
         for row in rows {
             let pair = PairKey(
-                appId: row.string("app_id") ?? "", messageId: row.string("message_id") ?? "",
-                deviceId: row.string("device_id") ?? "")
-            let before = Self.state(from: row, at: previousColumns)
-            let after = Self.state(from: row, at: currentColumns)
+                appId: row.string(columns.appId) ?? "",
+                messageId: row.string(columns.messageId) ?? "",
+                deviceId: row.string(columns.deviceId) ?? "")
+            let before = Self.state(from: row, at: columns.previous)
+            let after = Self.state(from: row, at: columns.current)
             // The outcome of each report is what it did to the pair, in batch order.
             var replay = before
             for index in reportsByPair[pair] ?? [] {
@@ -84,7 +86,7 @@ extension IngestBatch {
             }
             let message = MessageKey(appId: pair.appId, messageId: pair.messageId)
             if before.firstClickAt == nil, after.firstClickAt != nil,
-                row.date("influenced_at") != nil
+                row.date(columns.influencedAt) != nil
             {
                 influence[message, default: 0] -= 1
             }
@@ -108,6 +110,23 @@ extension IngestBatch {
             appVersion: row.string(columns.appVersion), locale: row.string(columns.locale))
     }
 
+    /// Where the merge's columns are in its result: found once for the columns the merge returns
+    /// (``DeliveryRows/mergedColumns``), since every batch reads them from each row.
+    struct MergedPositions {
+        let appId, messageId, deviceId, influencedAt: Int
+        let previous, current: StateColumns
+
+        init(_ names: [String]) {
+            func position(_ name: String) -> Int { StateColumns.position(of: name, in: names) }
+            appId = position("app_id")
+            messageId = position("message_id")
+            deviceId = position("device_id")
+            influencedAt = position("influenced_at")
+            previous = StateColumns(names, prefix: "prev_")
+            current = StateColumns(names, prefix: "")
+        }
+    }
+
     /// Where a delivery state's columns are in a result; `prefix` "prev_" finds the state before
     /// the last change.
     struct StateColumns {
@@ -115,12 +134,7 @@ extension IngestBatch {
             dismissedAt, platform, appVersion, locale: Int
 
         init(_ names: [String], prefix: String) {
-            func position(_ name: String) -> Int {
-                guard let position = names.firstIndex(of: prefix + name) else {
-                    preconditionFailure("no column \(prefix + name) among \(names)")
-                }
-                return position
-            }
+            func position(_ name: String) -> Int { Self.position(of: prefix + name, in: names) }
             firstArrivalAt = position("first_arrival_at")
             arrivalReports = position("arrival_reports")
             foreground = position("foreground")
@@ -131,6 +145,14 @@ extension IngestBatch {
             platform = position("platform")
             appVersion = position("app_version")
             locale = position("locale")
+        }
+
+        /// Where column `name` is among `names`; a missing one is a bug in the statement.
+        static func position(of name: String, in names: [String]) -> Int {
+            guard let position = names.firstIndex(of: name) else {
+                preconditionFailure("no column \(name) among \(names)")
+            }
+            return position
         }
     }
 
@@ -190,8 +212,12 @@ struct DeliveryRows {
     private static let columnList = stateColumns.joined(separator: ", ")
     private static let savePrevious = stateColumns.map { "prev_\($0) = d.\($0)" }
         .joined(separator: ", ")
-    private static let returned = stateColumns.flatMap { [$0, "prev_\($0)"] }
-        .joined(separator: ", ")
+    private static let returnedColumns = stateColumns.flatMap { [$0, "prev_\($0)"] }
+    /// The columns of the merge's result, in order (its `RETURNING` list).
+    static let mergedColumns =
+        ["app_id", "message_id", "device_id", "influenced_at"] + returnedColumns
+    static let mergedPositions = IngestBatch.MergedPositions(mergedColumns)
+    private static let mergedColumnList = mergedColumns.joined(separator: ", ")
 
     /// Merges these partial states into the stored ones (rows in key order, so that writers lock
     /// alike) and returns, per pair, the merged state and the `prev_` state it merged into.
@@ -223,7 +249,7 @@ struct DeliveryRows {
                 app_version = COALESCE(d.app_version, excluded.app_version),
                 locale = COALESCE(d.locale, excluded.locale),
                 updated_at = excluded.updated_at
-            RETURNING app_id, message_id, device_id, influenced_at, \(unescaped: Self.returned)
+            RETURNING \(unescaped: Self.mergedColumnList)
             """)
     }
 }
