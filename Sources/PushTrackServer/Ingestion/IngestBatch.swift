@@ -63,14 +63,17 @@ struct IngestBatch {
     let influenceWindowSeconds: Double
     /// Which apps track conversions, as the writer knows it.
     let tracking: ConversionTracking
+    /// The messages whose `messages` row needs no statement (nil: every message gets one).
+    let knownMessages: KnownMessages?
 
     init(
         jobs: [IngestJob], influenceWindowSeconds: Double = 12 * 3600,
-        tracking: ConversionTracking = .none
+        tracking: ConversionTracking = .none, knownMessages: KnownMessages? = nil
     ) {
         self.jobs = jobs
         self.influenceWindowSeconds = influenceWindowSeconds
         self.tracking = tracking
+        self.knownMessages = knownMessages
         prepared = jobs.reduce(0) { $0 + $1.events.count } <= 200
     }
 
@@ -103,8 +106,21 @@ struct IngestBatch {
         let key: String
     }
 
+    /// What a batch wrote: each job's outcome, and the messages whose `messages` row it settled
+    /// (for ``KnownMessages``, once the transaction has committed).
+    struct Written {
+        var outcomes: [IngestOutcome]
+        var settledMessages: [MessageKey] = []
+    }
+
     /// Writes the batch inside the caller's transaction and returns each job's outcome.
     func write(on connection: PostgresConnection, now: Date) throws -> [IngestOutcome] {
+        try writeBatch(on: connection, now: now).outcomes
+    }
+
+    /// Writes the batch inside the caller's transaction: each job's outcome and the messages it
+    /// settled.
+    func writeBatch(on connection: PostgresConnection, now: Date) throws -> Written {
         let fresh = try claimReportKeys(on: connection, now: now)
         var outcomes = [IngestOutcome](repeating: IngestOutcome(), count: jobs.count)
         var items: [Item] = []
@@ -122,9 +138,9 @@ struct IngestBatch {
                     Item(job: jobIndex, appId: job.appId, receivedAt: job.receivedAt, event: event))
             }
         }
-        guard !items.isEmpty else { return outcomes }
+        guard !items.isEmpty else { return Written(outcomes: outcomes) }
         try attributeLegacyReports(&items, on: connection)
-        try registerMessages(items, on: connection)
+        let settled = try registerMessages(items, on: connection)
         var influence: [MessageKey: Int] = [:]
         var changes: [PairKey: PairChange] = [:]
         let deltas = try applyDeliveries(
@@ -137,7 +153,7 @@ struct IngestBatch {
         try countUnattributed(items, on: connection)
         try deltas.apply(on: connection, prepared: prepared)
         try applyInfluence(influence, on: connection)
-        return outcomes
+        return Written(outcomes: outcomes, settledMessages: settled)
     }
 
     /// Inserts every distinct report key of the batch; the ones that were new come back.
@@ -214,19 +230,27 @@ struct IngestBatch {
     /// Makes a `messages` row for each message first seen here, in the campaign its events
     /// carry, else its own id as the campaign. A message registered by the sender keeps the
     /// registered campaign; an unregistered one first seen without a campaign takes the first
-    /// campaignId that arrives.
-    private func registerMessages(_ items: [Item], on connection: PostgresConnection) throws {
+    /// campaignId that arrives. Messages in ``knownMessages`` are left out, and no statement
+    /// runs when none remains. Returns the messages the statement settled.
+    private func registerMessages(_ items: [Item], on connection: PostgresConnection) throws
+        -> [MessageKey]
+    {
         var campaigns: [KeyRef: String] = [:]
         for item in items {
             guard let messageId = item.messageId, item.attributedMessageId == nil else { continue }
             let key = KeyRef(appId: item.appId, key: messageId)
+            if let knownMessages,
+                knownMessages.contains(MessageKey(appId: item.appId, messageId: messageId))
+            {
+                continue
+            }
             if campaigns[key] == nil
                 || (campaigns[key] == messageId && item.event.campaignId != nil)
             {
                 campaigns[key] = item.event.campaignId ?? messageId
             }
         }
-        guard !campaigns.isEmpty else { return }
+        guard !campaigns.isEmpty else { return [] }
         let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
         let apps = sorted.map { $0.appId }
         let messages = sorted.map { $0.key }
@@ -234,7 +258,12 @@ struct IngestBatch {
         // One round trip. DO NOTHING leaves existing rows unlocked (messages are hot rows,
         // shared by every batch); the UPDATE locks only a row whose campaign it fixes. It does not
         // see the rows this statement inserts, which already carry their campaign.
-        _ = try connection.ingest(
+        //
+        // It returns the messages it knows to be settled (``KnownMessages``): inserted with a
+        // campaign of their own, given one by the update, or already registered or given one in
+        // the statement's snapshot. A row another writer has inserted but not committed is in
+        // none of these (the update does not see it either), so it is not taken as settled.
+        let rows = try connection.ingest(
             prepared: prepared,
             """
             WITH t AS (
@@ -243,12 +272,24 @@ struct IngestBatch {
             inserted AS (
                 INSERT INTO messages (app_id, message_id, campaign_id)
                 SELECT a, mid, c FROM t ORDER BY a, mid
-                ON CONFLICT (app_id, message_id) DO NOTHING)
-            UPDATE messages m SET campaign_id = t.c
-            FROM t
-            WHERE m.app_id = t.a AND m.message_id = t.mid AND NOT m.registered
-              AND m.campaign_id = m.message_id AND t.c <> t.mid
+                ON CONFLICT (app_id, message_id) DO NOTHING
+                RETURNING app_id, message_id, campaign_id),
+            updated AS (
+                UPDATE messages m SET campaign_id = t.c
+                FROM t
+                WHERE m.app_id = t.a AND m.message_id = t.mid AND NOT m.registered
+                  AND m.campaign_id = m.message_id AND t.c <> t.mid
+                RETURNING m.app_id, m.message_id)
+            SELECT app_id, message_id FROM inserted WHERE campaign_id <> message_id
+            UNION ALL
+            SELECT app_id, message_id FROM updated
+            UNION ALL
+            SELECT m.app_id, m.message_id FROM messages m JOIN t ON m.app_id = t.a AND m.message_id = t.mid
+            WHERE m.registered OR m.campaign_id <> m.message_id
             """)
+        return rows.map {
+            MessageKey(appId: $0.string(0) ?? "", messageId: $0.string(1) ?? "")
+        }
     }
 
     /// Counts legacy reports that matched no send, per app, day and category.

@@ -57,6 +57,7 @@ final class IngestWriter: Sendable {
     private let writers: Int
     private let influenceWindowSeconds: Double
     private let catalog: ConversionCatalog
+    private let knownMessages = KnownMessages()
     private let state = Mutex(State())
     /// Signalled when a job is queued and when stopping: wakes a writer waiting for work.
     private let wakeup = DispatchSemaphore(value: 0)
@@ -262,6 +263,7 @@ final class IngestWriter: Sendable {
             // would leave on a server connection for other clients.
             let connection = try PostgresConnection(url: databaseURL, options: sessionOptions)
             guard probe(connection) else { return (nil, 0) }
+            knownMessages.removeAll()
             let epoch = state.withLock { state -> Int in
                 state.reachable = true
                 state.lastError = nil
@@ -367,15 +369,17 @@ final class IngestWriter: Sendable {
         var preparations = 0
         while true {
             do {
-                let outcomes = try connection.transaction { connection in
+                let written = try connection.transaction { connection in
                     // The tracked apps as known once the transaction has begun: a list read
                     // before the transaction could be older than the lease allows.
                     let batch = IngestBatch(
                         jobs: jobs, influenceWindowSeconds: influenceWindowSeconds,
-                        tracking: ConversionTracking(trackedApps: catalog.trackedApps))
-                    return try batch.write(on: connection, now: Date())
+                        tracking: ConversionTracking(trackedApps: catalog.trackedApps),
+                        knownMessages: knownMessages)
+                    return try batch.writeBatch(on: connection, now: Date())
                 }
-                return (outcomes, attempt)
+                knownMessages.insert(written.settledMessages)
+                return (written.outcomes, attempt)
             } catch let needed as IngestBatch.ConversionDevicesNeeded where preparations < 5 {
                 preparations += 1
                 try ConversionDevices.prepare(needed.devices, on: connection)

@@ -1,0 +1,128 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+import Testing
+
+@testable import PushTrackServer
+
+/// The writer's cache of settled `messages` rows (``KnownMessages``): which messages a batch
+/// reports as settled, that a known message costs no statement, and that a row another writer
+/// has not committed yet is never taken as settled.
+@Suite struct KnownMessagesTests {
+    @Test func aBatchReportsTheMessagesItSettledAndSkipsTheKnownOnes() throws {
+        let server = try LiveServer()
+        let app = server.app.appId
+        let known = KnownMessages()
+        let connection = try PostgresConnection(url: server.databaseURL)
+        func write(_ events: String...) throws -> (settled: Set<String>, statements: Int) {
+            let before = connection.statementsSent
+            let written = try connection.transaction { connection in
+                try IngestBatch(jobs: [job(app, events)], knownMessages: known)
+                    .writeBatch(on: connection, now: Date())
+            }
+            known.insert(written.settledMessages)
+            #expect(written.settledMessages.allSatisfy { $0.appId == app })
+            return (
+                Set(written.settledMessages.map(\.messageId)), connection.statementsSent - before
+            )
+        }
+        let campaign = #""campaignId":"c1""#
+        // m1 without a campaign keeps its own id as the campaign: not settled, since a later
+        // campaignId still changes it. m2 is inserted with one: settled.
+        var result = try write(
+            pushEvent(messageId: "m1", deviceId: "d1", eventId: "e1"),
+            pushEvent(messageId: "m2", deviceId: "d1", eventId: "e2", extra: campaign))
+        #expect(result.settled == ["m2"])
+        // m1 given its campaign by the update: settled. m2 is known: left out of the statement.
+        result = try write(
+            pushEvent(messageId: "m1", deviceId: "d2", eventId: "e3", extra: campaign),
+            pushEvent(messageId: "m2", deviceId: "d2", eventId: "e4"))
+        #expect(result.settled == ["m1"])
+        let withStatement = result.statements
+        // Both known now: the batch runs one statement fewer (no `messages` statement at all).
+        result = try write(
+            pushEvent(messageId: "m1", deviceId: "d3", eventId: "e5"),
+            pushEvent(messageId: "m2", deviceId: "d3", eventId: "e6"))
+        #expect(result.settled == [])
+        #expect(result.statements == withStatement - 1)
+        // A registered message (a send) found in the statement's snapshot is settled, however
+        // its events come; so is one that took a campaign in an earlier commit of another
+        // writer (m5, not in this writer's cache).
+        _ = try server.db.query(
+            """
+            INSERT INTO messages (app_id, message_id, campaign_id, registered)
+            VALUES (\(app), 'm3', 'c3', true), (\(app), 'm5', 'c5', false)
+            """)
+        result = try write(
+            pushEvent(messageId: "m3", deviceId: "d1", eventId: "e7"),
+            pushEvent(messageId: "m5", deviceId: "d1", eventId: "e8"))
+        #expect(result.settled == ["m3", "m5"])
+        let campaigns = try server.db.query(
+            "SELECT message_id, campaign_id FROM messages WHERE app_id = \(app) ORDER BY message_id"
+        )
+        #expect(
+            campaigns.map { [$0.string("message_id"), $0.string("campaign_id")] } == [
+                ["m1", "c1"], ["m2", "c1"], ["m3", "c3"], ["m5", "c5"],
+            ])
+        #expect(try Verifier(connection: server.db).run().differences.isEmpty)
+    }
+
+    /// Another writer's uncommitted insert of m4 (without a campaign): this batch's insert waits
+    /// for it and then does nothing, and its update, which reads the statement's snapshot, does
+    /// not see the row. The row keeps m4 as its campaign, so m4 must not be taken as settled.
+    @Test func aRowAnotherWriterHasNotCommittedIsNotSettled() throws {
+        let server = try LiveServer()
+        let app = server.app.appId
+        // Used by this thread, then only by the committer thread.
+        nonisolated(unsafe) let other = try PostgresConnection(url: server.databaseURL)
+        try other.execute("BEGIN")
+        _ = try IngestBatch(jobs: [job(app, [pushEvent(messageId: "m4", eventId: "o1")])])
+            .writeBatch(on: other, now: Date())
+        let committer = Thread {
+            Thread.sleep(forTimeInterval: 0.3)
+            try? other.execute("COMMIT")
+        }
+        committer.start()
+        let connection = try PostgresConnection(url: server.databaseURL)
+        let known = KnownMessages()
+        let written = try connection.transaction { connection in
+            try IngestBatch(
+                jobs: [
+                    job(
+                        app,
+                        [pushEvent(messageId: "m4", eventId: "h1", extra: #""campaignId":"c4""#)])
+                ], knownMessages: known
+            ).writeBatch(on: connection, now: Date())
+        }
+        #expect(written.outcomes == [IngestOutcome(accepted: 1)])
+        #expect(written.settledMessages == [])
+        let campaign = try server.db.query(
+            "SELECT campaign_id FROM messages WHERE app_id = \(app) AND message_id = 'm4'")
+        #expect(campaign.map { $0.string("campaign_id") } == ["m4"])
+    }
+
+    @Test func theCacheStartsOverPastItsCapacity() {
+        let known = KnownMessages()
+        let first = IngestBatch.MessageKey(appId: "a", messageId: "first")
+        known.insert([first])
+        known.insert(
+            (0..<KnownMessages.capacity).map {
+                IngestBatch.MessageKey(appId: "a", messageId: "m\($0)")
+            })
+        #expect(!known.contains(first))
+        #expect(known.contains(IngestBatch.MessageKey(appId: "a", messageId: "m0")))
+        known.removeAll()
+        #expect(!known.contains(IngestBatch.MessageKey(appId: "a", messageId: "m0")))
+    }
+
+    /// A job of `events` (JSON objects) for `app`.
+    private func job(_ app: String, _ events: [String]) throws -> IngestJob {
+        let body = "[" + events.joined(separator: ",") + "]"
+        let decoded = try EventDecoder.decode(
+            Array(body.utf8), context: DeviceContext(), receivedAt: Date(), limits: IngestLimits())
+        #expect(decoded.events.count == events.count)
+        return IngestJob(
+            appId: app, receivedAt: Date(), events: decoded.events, bytes: body.utf8.count,
+            completion: { _ in })
+    }
+}
