@@ -15,6 +15,11 @@ public struct Router: Sendable {
     private var admissions: [HTTPAdmission?] = []
     /// The body limit of each route that has one of its own, by index (nil: the server's).
     private var bodyLimits: [Int?] = []
+    /// The routes without parameters, by path as written in the pattern (`/a/b`) and method:
+    /// the first added for each. A request for exactly that path and method is answered from
+    /// here without splitting its path or trying every route (a literal route is the most
+    /// specific match there is).
+    private var literalRoutes: [String: [String: Int]] = [:]
 
     /// Creates an empty router.
     public init() {}
@@ -30,10 +35,19 @@ public struct Router: Sendable {
         _ method: String, _ pattern: String, admit: HTTPAdmission? = nil,
         maxBodyBytes: Int? = nil, _ handler: @escaping HTTPHandler
     ) {
+        let segments = Self.parse(pattern)
+        let method = method.uppercased()
+        if segments.allSatisfy({ if case .literal = $0 { true } else { false } }) {
+            let path =
+                "/"
+                + segments.map { if case .literal(let s) = $0 { s } else { "" } }
+                .joined(separator: "/")
+            if literalRoutes[path]?[method] == nil {
+                literalRoutes[path, default: [:]][method] = routes.count
+            }
+        }
         routes.append(
-            Route(
-                method: method.uppercased(), pattern: pattern, segments: Self.parse(pattern),
-                handler: handler))
+            Route(method: method, pattern: pattern, segments: segments, handler: handler))
         admissions.append(admit)
         bodyLimits.append(maxBodyBytes)
     }
@@ -74,6 +88,11 @@ public struct Router: Sendable {
 
     /// `resolve`, with the matched route's index and admission check.
     func locate(method: String, path: String) -> Location {
+        if let index = literalRoutes[path]?[method] {
+            return Location(
+                index: index, resolution: .matched(routes[index].handler, parameters: [:]),
+                admission: admissions[index], maxBodyBytes: bodyLimits[index])
+        }
         // Split on the byte `/`, not on Characters: a segment that starts with a combining mark
         // or an emoji modifier (`%F0%9F%8F%BB`) would otherwise join the `/` before it in one
         // grapheme cluster, and the path would not match its route.

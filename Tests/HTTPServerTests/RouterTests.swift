@@ -49,6 +49,25 @@ import Testing
         #expect(status(router(), "POST", "/api/v1/campaigns/new").0 == 202)
     }
 
+    /// Routes without parameters are found by their exact path first: the answer must be the
+    /// one trying every route gives, whatever the order they were added in.
+    @Test func aLiteralRouteIsFoundAsByTryingEveryRoute() {
+        var router = Router()
+        router.add("GET", "/a/{x}", sync: { _ in .init(status: 200) })
+        router.add("GET", "/a/b", sync: { _ in .init(status: 201) })
+        router.add("GET", "/a/b", sync: { _ in .init(status: 299) })
+        router.add("POST", "/", sync: { _ in .init(status: 204) })
+        #expect(status(router, "GET", "/a/b").0 == 201)
+        #expect(status(router, "GET", "/a/b/").0 == 201)
+        #expect(status(router, "GET", "//a//b").0 == 201)
+        #expect(status(router, "get", "/a/b").0 == 201)
+        #expect(status(router, "HEAD", "/a/b").0 == 201)
+        #expect(status(router, "GET", "/a/c") == (200, ["x": "c"]))
+        #expect(status(router, "POST", "/a/b").0 == 405)
+        #expect(status(router, "POST", "/").0 == 204)
+        #expect(status(router, "GET", "/").0 == 405)
+    }
+
     @Test func emptySegmentsAreIgnored() {
         let (code, parameters) = status(router(), "GET", "//api/v1//campaigns/7/sends/")
         #expect(code == 200)
