@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 PORT ?= 8080
 
-.PHONY: run run-cluster test build release deps bench bench-ingest bench-reports bench-cost-curve bench-accuracy bench-overload bench-slow bench-slowloris fuzz screenshots format clean-data
+.PHONY: run run-cluster test build release deps bench bench-ingest bench-statements bench-reports bench-cost-curve bench-accuracy bench-overload bench-slow bench-slowloris fuzz screenshots format clean-data
 
 run: deps          ## install what is missing, start a private PostgreSQL, migrate, serve on $(PORT)
 	PORT=$(PORT) scripts/run.sh
@@ -27,6 +27,9 @@ bench:             ## ingestion, report latency and a 1,000,000-report accuracy 
 
 bench-ingest:      ## the ingestion benchmark alone
 	loadtest/bench.sh
+
+bench-statements:  ## where ingestion's CPU goes: PostgreSQL per statement and backend, the collector per thread (BATCH=1)
+	loadtest/statement_cpu.sh
 
 bench-reports:     ## the report benchmark: a campaign of 1,000,000 deliveries (README.md, Reports)
 	loadtest/report_bench.sh

@@ -57,11 +57,44 @@ public final class ServiceThreads: Sendable {
                 // Set from inside: on Linux a name given before start() is not what the running
                 // thread reports. Best effort; the name is for debuggers, not identity.
                 Thread.current.name = threadName
+                // Linux keeps 15 bytes of a thread's name and refuses a longer one outright, so
+                // `top -H`, perf and /proc showed the writers as "pushtrack".
+                Self.nameCurrentThread(Self.kernelName(threadName))
                 body(self, index)
                 finished.leave()
             }
             thread.start()
         }
+    }
+
+    /// `name` as the kernel keeps it (15 bytes): without a leading `pushtrack-` when too long,
+    /// then cut before any `-N` index so that the index stays: `pushtrack-writer-0` →
+    /// `writer-0`, `pushtrack-report-compactor` → `report-compacto`.
+    static func kernelName(_ name: String) -> String {
+        let limit = 15
+        guard name.utf8.count > limit else { return name }
+        var base = Substring(name)
+        if base.hasPrefix("pushtrack-") { base = base.dropFirst("pushtrack-".count) }
+        var suffix = Substring("")
+        if let dash = base.lastIndex(of: "-"),
+            base[base.index(after: dash)...].allSatisfy(\.isNumber),
+            dash != base.index(before: base.endIndex)
+        {
+            suffix = base[dash...]
+            base = base[..<dash]
+        }
+        let room = limit - suffix.utf8.count
+        return String(decoding: base.utf8.prefix(room), as: UTF8.self) + suffix
+    }
+
+    /// Sets the calling thread's kernel name, through /proc (Swift's Glibc module does not
+    /// offer `pthread_setname_np`). Best effort.
+    static func nameCurrentThread(_ name: String) {
+        let descriptor = open("/proc/thread-self/comm", O_WRONLY)
+        guard descriptor >= 0 else { return }
+        defer { close(descriptor) }
+        var name = name
+        _ = name.withUTF8 { write(descriptor, $0.baseAddress, $0.count) }
     }
 
     /// The names the threads get: `name` for one, `name-0`, `name-1`, … for several.

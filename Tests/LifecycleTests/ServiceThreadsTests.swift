@@ -21,6 +21,31 @@ import Testing
             ServiceThreads(name: "pushtrack-maintenance").threadNames == ["pushtrack-maintenance"])
     }
 
+    /// Linux keeps 15 bytes of a thread's name: longer names lose `pushtrack-`, then their
+    /// end before the index.
+    @Test func kernelNamesFitFifteenBytesAndKeepTheIndex() {
+        #expect(ServiceThreads.kernelName("pushtrack-db-0") == "pushtrack-db-0")
+        #expect(ServiceThreads.kernelName("pushtrack-writer-0") == "writer-0")
+        #expect(ServiceThreads.kernelName("pushtrack-writer-12") == "writer-12")
+        #expect(ServiceThreads.kernelName("pushtrack-report-compactor") == "report-compacto")
+        #expect(ServiceThreads.kernelName("pushtrack-conversion-catalog-3") == "conversion-ca-3")
+        #expect(ServiceThreads.kernelName("a-very-long-name-without-index-") == "a-very-long-nam")
+    }
+
+    /// The running thread reports its kernel name (what `top -H`, perf and /proc show).
+    @Test func aRunningThreadCarriesItsKernelName() {
+        let threads = ServiceThreads(name: "pushtrack-writer", count: 2)
+        let names = Mutex<[Int: String]>([:])
+        threads.start { _, index in
+            let comm =
+                (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            let name = comm.trimmingCharacters(in: .newlines)
+            names.withLock { $0[index] = name }
+        }
+        threads.join(timeout: .seconds(5))
+        #expect(names.withLock { $0 } == [0: "writer-0", 1: "writer-1"])
+    }
+
     @Test func stopWakesASleepingThreadAtOnce() {
         let runs = Mutex(0)
         let service = ServiceThreads(name: "test-repeating")

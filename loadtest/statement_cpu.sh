@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# Where the CPU of ingestion goes, by statement and by process (issue 17's floor): CPU time,
+# not wall time, so it holds on a busy machine. Builds in release mode, starts a fresh
+# PostgreSQL and a collector, warms up, then runs DURATION seconds of BATCH-event requests (wrk,
+# 64 connections) with PostgreSQL's log_statement_stats on, and prints per event:
+#   - PostgreSQL's CPU in each statement (parse, bind and execute apart; the rusage PostgreSQL
+#     logs for every message), and per call;
+#   - the CPU of each PostgreSQL backend kind (the writers' sessions, the compactor's, the rest)
+#     and of each kind of collector thread (libmicrohttpd's workers, the writers, the rest);
+#   - events per group commit.
+# pg_stat_statements times statements in wall time, which counts the waits of a busy machine
+# and, for COPY, the round trips of its data; this counts CPU only.
+# Environment: BATCH (1), DURATION (5), WRITERS (the server's --writers; unset: its default).
+# Figures, not a test: exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DURATION=${DURATION:-5}
+BATCH=${BATCH:-1}
+
+bench_name=statements
+# shellcheck source=loadtest/fresh.sh
+source loadtest/fresh.sh
+key=$(create_app statements writeKey)
+start_server ${WRITERS:+--writers "$WRITERS"}
+PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+
+# Cumulative CPU ticks of every thread of process $1: "comm<TAB>ticks" lines.
+threads() {
+    for stat in /proc/"$1"/task/*/stat; do
+        awk '{sub(/.*\) /, ""); print $12 + $13}' "$stat" | paste <(sed 's/.*(\(.*\)).*/\1/' "$stat") -
+    done
+}
+# Cumulative CPU ticks of every PostgreSQL backend, labelled by its application_name (or its
+# backend type): "label<TAB>ticks" lines.
+backends() {
+    psql "$DATABASE_URL" -tA -F$'\t' -c "SELECT pid, coalesce(nullif(application_name, ''), backend_type) FROM pg_stat_activity" |
+        while IFS=$'\t' read -r pid label; do
+            [[ -r /proc/$pid/stat ]] || continue
+            printf '%s\t%s\n' "$label" "$(awk '{sub(/.*\) /, ""); print $12 + $13}' "/proc/$pid/stat")"
+        done
+}
+commits() { curl -s "localhost:$http_port/metrics" | awk '/^pushtrack_commit_events_(sum|count) /{printf "%s ", $2}'; }
+
+threads "$server_pid" >"$work/threads0"
+backends >"$work/backends0"
+commits0=$(commits)
+events0=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
+: >"$work/pg/server.log"
+psql "$DATABASE_URL" -qc "ALTER SYSTEM SET log_statement_stats = on" -c "SELECT pg_reload_conf()" >/dev/null
+echo "statements: $BATCH-event requests, 64 connections, ${DURATION}s" >&2
+PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep '^RESULT' || true
+psql "$DATABASE_URL" -qc "ALTER SYSTEM RESET log_statement_stats" -c "SELECT pg_reload_conf()" >/dev/null
+events=$(($(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events") - events0))
+threads "$server_pid" >"$work/threads1"
+backends >"$work/backends1"
+commits1=$(commits)
+
+python3 - "$work" "$events" "$tick" "$commits0" "$commits1" <<'PY'
+import collections, re, sys
+work, events, tick = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+c0, c1 = [float(x) for x in sys.argv[4].split()], [float(x) for x in sys.argv[5].split()]
+per_event = lambda seconds: seconds / events * 1e6
+
+def ticks(name, classify):
+    total = collections.Counter()
+    for line in open(f"{work}/{name}"):
+        label, value = line.rstrip("\n").rsplit("\t", 1)
+        total[classify(label)] += int(value)
+    return total
+
+def delta(name, classify):
+    before, after = ticks(name + "0", classify), ticks(name + "1", classify)
+    return {k: (after[k] - before.get(k, 0)) / tick for k in after}
+
+print(f"\n{events:,} events, {(c1[0] - c0[0]) / max(1, c1[1] - c0[1]):.1f} per group commit")
+
+text = open(f"{work}/pg/server.log").read()
+entry = re.compile(
+    r"LOG:  (\w+)(?: MESSAGE)? STATISTICS\n.*?! system usage stats:\n\t!\t([\d.]+) s user, "
+    r"([\d.]+) s system.*?STATEMENT:  (.*?)\n(?=\d{4}-|\Z)", re.S)
+statements = collections.defaultdict(lambda: [0.0, 0])
+for kind, user, system, sql in entry.findall(text):
+    sql = re.sub(r"\s+", " ", sql)[:58]
+    key = f"{kind.lower():8} {sql}"
+    statements[key][0] += float(user) + float(system)
+    statements[key][1] += 1
+total = sum(cpu for cpu, _ in statements.values())
+print(f"\n{'PostgreSQL CPU by statement':68} {'µs/event':>9} {'µs/call':>9} {'calls':>7}")
+for key, (cpu, calls) in sorted(statements.items(), key=lambda item: -item[1][0])[:14]:
+    print(f"{key:68} {per_event(cpu):9.1f} {cpu / calls * 1e6:9.1f} {calls:7,}")
+print(f"{'all statements':68} {per_event(total):9.1f}")
+
+def table(title, name, classify):
+    print(f"\n{title:68} {'µs/event':>9}")
+    for label, seconds in sorted(delta(name, classify).items(), key=lambda item: -item[1]):
+        print(f"{label:68} {per_event(seconds):9.1f}")
+
+table("PostgreSQL CPU by backend", "backends",
+      lambda label: "writers" if label == "pushtrack-writer" else
+      "compactor and other pushtrack sessions" if label.startswith("pushtrack") else
+      "background processes")
+table("collector CPU by thread", "threads",
+      lambda comm: "HTTP: libmicrohttpd workers (parse, route, decode, answer)" if comm == "MHD-worker" else
+      "group-commit writers (statements, results, answers)" if comm.startswith("writer-") else
+      "the rest (compactor, pools, monitors)")
+PY
