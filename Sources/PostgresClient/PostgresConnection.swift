@@ -29,20 +29,27 @@ public final class PostgresConnection {
     ]
     private static let copyChunkSize = 64 * 1024
 
-    private let handle: OpaquePointer
+    let handle: OpaquePointer
     /// Set when a failure left the session in doubt; `PostgresWorkerPool` resets before reuse.
-    private(set) var needsReset = false
+    internal(set) var needsReset = false
     /// Server-side prepared statements of this session, by SQL text.
-    private var preparedStatements: [StatementText: String] = [:]
+    var preparedStatements: [StatementText: String] = [:]
     /// Statements prepared so far, for the next one's name (`pt_N`): never reused, since a
     /// statement forgotten here may still exist on the server.
-    private var statementsPrepared = 0
+    var statementsPrepared = 0
     /// What the session may keep (see ``PostgresSessionOptions``).
     public let options: PostgresSessionOptions
     /// Statements this connection has sent: each `query`, prepared execution, `execute` (one
     /// simple-query message, whatever it holds) and `COPY`; a statement's preparation is part of
     /// its first execution. Tests count what an operation costs in round trips with it.
-    public private(set) var statementsSent = 0
+    public internal(set) var statementsSent = 0
+    /// In a ``transaction(pipelined:_:)``: its `BEGIN` is not sent yet and goes with the first
+    /// statement.
+    var beginPending = false
+    /// In a ``transaction(pipelined:_:)``: statements that go with its `COMMIT`.
+    var atCommit: [PipelinedStatement] = []
+    /// Inside the body of a pipelined ``transaction(pipelined:_:)``.
+    private var inPipelinedTransaction = false
 
     /// Connects, blocking for at most `connect_timeout` (3 s by default) per address tried.
     ///
@@ -125,6 +132,7 @@ public final class PostgresConnection {
     /// (`\(ids)::text[]`, `\(at)::timestamptz`). The whole result is copied into Swift. Only one
     /// statement is allowed; use `execute` for scripts.
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
+        if beginPending { return try withPendingBegin(query, prepared: false) }
         statementsSent += 1
         let texts = try Self.checked(query.bindings)
         let sent = withCStringArray(texts) { values in
@@ -144,6 +152,7 @@ public final class PostgresConnection {
     /// under it (a migration replaced a view that `SELECT *` reads).
     public func queryPrepared(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         guard options.namedStatements else { return try self.query(query) }
+        if beginPending { return try withPendingBegin(query, prepared: true) }
         statementsSent += 1
         let texts = try Self.checked(query.bindings)
         let name: String
@@ -180,7 +189,7 @@ public final class PostgresConnection {
     }
 
     /// The parameters, refusing a NUL byte (PostgreSQL text cannot hold one).
-    private static func checked(_ texts: [String?]) throws(PostgresError) -> [String?] {
+    static func checked(_ texts: [String?]) throws(PostgresError) -> [String?] {
         if let position = texts.firstIndex(where: { $0.map(containsNUL) == true }) {
             throw PostgresError(
                 kind: .query, sqlState: .characterNotInRepertoire,
@@ -194,6 +203,7 @@ public final class PostgresConnection {
     /// Runs SQL over the simple-query protocol: no parameters, but several statements separated
     /// by semicolons are allowed (migrations). Execution stops at the first failing statement.
     public func execute(_ sql: String) throws(PostgresError) {
+        try sendPendingBegin()
         statementsSent += 1
         _ = try results(sent: PQsendQuery(handle, sql) == 1, operation: .query)
     }
@@ -204,22 +214,50 @@ public final class PostgresConnection {
     /// not reported but marks the connection for reset. If a statement failed inside the body and
     /// the body carried on, PostgreSQL turns the `COMMIT` into a rollback, and this throws
     /// SQLSTATE 25P02. Transactions do not nest: calling this inside one throws 25001.
-    public func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    ///
+    /// `pipelined` saves two round trips, with libpq's pipeline mode: `BEGIN` goes with the
+    /// body's first statement, and `COMMIT` with the statements the body leaves for it
+    /// (``queryAtCommit(_:)``), each group in one round trip. A body that sends nothing costs no
+    /// round trip at all. Only with named statements (a direct connection, not a transaction
+    /// pooler); otherwise it is an ordinary transaction.
+    public func transaction<T>(pipelined: Bool = false, _ body: (PostgresConnection) throws -> T)
+        throws -> T
+    {
         let status = PQtransactionStatus(handle)
-        guard status != PQTRANS_INTRANS, status != PQTRANS_INERROR else {
+        guard status != PQTRANS_INTRANS, status != PQTRANS_INERROR, !beginPending else {
             throw PostgresError(
                 kind: .query, sqlState: .activeSQLTransaction,
                 message: "transaction() cannot nest inside an open transaction")
         }
-        try execute("BEGIN")
+        let pipelined = pipelined && options.namedStatements
+        if pipelined { beginPending = true } else { try execute("BEGIN") }
+        inPipelinedTransaction = pipelined
+        defer { inPipelinedTransaction = false }
         let value: T
         do {
             value = try body(self)
         } catch {
-            rollback()
+            abandonTransaction()
             throw error
         }
-        let commit = try results(sent: PQsendQuery(handle, "COMMIT") == 1, operation: .query)
+        let commit: PostgresRows
+        if pipelined {
+            let statements =
+                (beginPending ? [.plain("BEGIN")] : []) + atCommit + [.plain("COMMIT")]
+            let begun = beginPending
+            beginPending = false
+            atCommit = []
+            // Nothing sent and nothing left for the commit: there was no transaction.
+            if begun && statements.count == 2 { return value }
+            do {
+                commit = try pipeline(statements).last!
+            } catch {
+                abandonTransaction()
+                throw error
+            }
+        } else {
+            commit = try results(sent: PQsendQuery(handle, "COMMIT") == 1, operation: .query)
+        }
         if commit.commandTag == "ROLLBACK" {
             throw PostgresError(
                 kind: .query, sqlState: .inFailedSQLTransaction,
@@ -229,12 +267,37 @@ public final class PostgresConnection {
         return value
     }
 
+    /// In a pipelined ``transaction(pipelined:_:)``, leaves `query` to be sent with the
+    /// `COMMIT`, in the order given: for a statement whose rows the body does not need. Its
+    /// failure fails the commit. `prepared` as in ``queryPrepared(_:)`` against ``query(_:)``.
+    /// Outside a pipelined transaction, it runs at once.
+    public func queryAtCommit(_ query: PostgresQuery, prepared: Bool) throws(PostgresError) {
+        guard inPipelinedTransaction else {
+            _ = prepared ? try queryPrepared(query) : try self.query(query)
+            return
+        }
+        atCommit.append(PipelinedStatement(query: query, prepared: prepared))
+    }
+
+    /// After a failure in a transaction: rolls back what was begun, and forgets what was left for
+    /// the commit.
+    private func abandonTransaction() {
+        beginPending = false
+        atCommit = []
+        switch PQtransactionStatus(handle) {
+        case PQTRANS_INTRANS, PQTRANS_INERROR: rollback()
+        case PQTRANS_IDLE: break
+        default: needsReset = true
+        }
+    }
+
     /// Streams `rows` through `COPY … FROM STDIN` in text format and returns the rows copied.
     ///
     /// `sql` must be a `COPY table (columns) FROM STDIN` in the default text format. Fields are
     /// escaped here (backslash, tab, newline, carriage return); nil is `\N`. Data goes out in
     /// chunks of about 64 KiB, so memory stays flat however many rows there are.
     public func copyIn(_ sql: String, rows: [[String?]]) throws(PostgresError) -> Int {
+        try sendPendingBegin()
         statementsSent += 1
         guard PQsendQuery(handle, sql) == 1 else { throw failure(.copy) }
         let start = PQgetResult(handle)
@@ -313,7 +376,7 @@ public final class PostgresConnection {
         }
     }
 
-    private func rollback() {
+    func rollback() {
         do {
             try execute("ROLLBACK")
         } catch {
@@ -366,7 +429,7 @@ public final class PostgresConnection {
         return rows
     }
 
-    private static func copyRows(_ result: OpaquePointer) -> PostgresRows {
+    static func copyRows(_ result: OpaquePointer) -> PostgresRows {
         let columnCount = PQnfields(result)
         let rowCount = PQntuples(result)
         let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
@@ -396,7 +459,7 @@ public final class PostgresConnection {
 
     /// The error for a failed call: the server's fields when there are any, else libpq's message.
     /// Decided after the results are drained, when libpq knows whether the connection survived.
-    private func failure(_ operation: PostgresError.Kind, _ diagnostics: Diagnostics? = nil)
+    func failure(_ operation: PostgresError.Kind, _ diagnostics: Diagnostics? = nil)
         -> PostgresError
     {
         let lost = PQstatus(handle) != CONNECTION_OK
@@ -410,7 +473,7 @@ public final class PostgresConnection {
     }
 
     /// An error result's fields, copied out before `PQclear`.
-    private struct Diagnostics {
+    struct Diagnostics {
         let sqlState: SQLState?
         let message: String?
         let detail: String?
@@ -472,7 +535,7 @@ public final class PostgresConnection {
 extension PostgresConnection: Sendable {}
 
 /// Calls `body` with C copies of `strings` (nil stays a null pointer) that live until it returns.
-private func withCStringArray<Result>(
+func withCStringArray<Result>(
     _ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> Result
 ) -> Result {
     let copies = strings.map { string -> UnsafeMutablePointer<CChar>? in

@@ -289,7 +289,7 @@ struct RollupDeltas {
         for row in rows {
             for (column, value) in row.counters.values.enumerated() { counts[column].append(value) }
         }
-        _ = try connection.ingest(
+        try connection.ingestAtCommit(
             prepared: prepared,
             """
             WITH buckets AS (

@@ -305,7 +305,7 @@ struct IngestBatch {
         let days = keys.map { $0[1] }
         let categories = keys.map { $0[2] }
         let reports = keys.map { counts[$0]! }
-        _ = try connection.ingest(
+        try connection.ingestAtCommit(
             prepared: prepared,
             """
             INSERT INTO unattributed_reports (app_id, day, category, reports)
@@ -337,5 +337,11 @@ extension PostgresConnection {
     /// A statement of the ingestion writer, prepared or not (see ``IngestBatch/prepared``).
     func ingest(prepared: Bool, _ statement: PostgresQuery) throws -> PostgresRows {
         prepared ? try queryPrepared(statement) : try query(statement)
+    }
+
+    /// A statement of the ingestion writer whose rows it does not need: sent with the `COMMIT`
+    /// of the writer's pipelined transaction, in one round trip (at once outside one).
+    func ingestAtCommit(prepared: Bool, _ statement: PostgresQuery) throws {
+        try queryAtCommit(statement, prepared: prepared)
     }
 }
