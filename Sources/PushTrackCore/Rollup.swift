@@ -28,6 +28,27 @@ public struct Contribution: Sendable, Equatable {
 
     public init() {}
 
+    /// Adds `other` in place, or subtracts it when `subtracting`; an entry that becomes zero is
+    /// removed. For contributions without zero entries (what ``Rollup/contribution(of:)``, `+` and
+    /// `-` give) the result is that of `+` or `-`, without copying or re-filtering the whole
+    /// contribution: the writer sums thousands per batch into one per message.
+    public mutating func add(_ other: Contribution, subtracting: Bool = false) {
+        for (key, value) in other.counters {
+            let current = counters[key, default: .zero]
+            let sum = subtracting ? current - value : current + value
+            counters[key] = sum.isZero ? nil : sum
+        }
+        let sign = subtracting ? -1 : 1
+        for (bin, value) in other.latency {
+            let sum = latency[bin, default: 0] + sign * value
+            latency[bin] = sum == 0 ? nil : sum
+        }
+        for (key, value) in other.arrivals {
+            let sum = arrivals[key, default: 0] + sign * value
+            arrivals[key] = sum == 0 ? nil : sum
+        }
+    }
+
     public static func - (a: Contribution, b: Contribution) -> Contribution {
         var result = a
         for (key, value) in b.counters {

@@ -56,11 +56,25 @@ public struct RollupCounters: Sendable, Equatable, Hashable, AdditiveArithmetic,
             extensionConfirmed: values[8])
     }
 
+    // Field by field, not through `values`: the writer adds and subtracts counters for every
+    // pair of every batch, and three arrays per operation were most of its cost.
     public static func + (a: RollupCounters, b: RollupCounters) -> RollupCounters {
-        RollupCounters(values: zip(a.values, b.values).map { $0 + $1 })
+        RollupCounters(
+            delivered: a.delivered + b.delivered, confirmed: a.confirmed + b.confirmed,
+            foreground: a.foreground + b.foreground, background: a.background + b.background,
+            opened: a.opened + b.opened, clicks: a.clicks + b.clicks,
+            dismissed: a.dismissed + b.dismissed,
+            duplicateReports: a.duplicateReports + b.duplicateReports,
+            extensionConfirmed: a.extensionConfirmed + b.extensionConfirmed)
     }
 
     public static func - (a: RollupCounters, b: RollupCounters) -> RollupCounters {
-        RollupCounters(values: zip(a.values, b.values).map { $0 - $1 })
+        RollupCounters(
+            delivered: a.delivered - b.delivered, confirmed: a.confirmed - b.confirmed,
+            foreground: a.foreground - b.foreground, background: a.background - b.background,
+            opened: a.opened - b.opened, clicks: a.clicks - b.clicks,
+            dismissed: a.dismissed - b.dismissed,
+            duplicateReports: a.duplicateReports - b.duplicateReports,
+            extensionConfirmed: a.extensionConfirmed - b.extensionConfirmed)
     }
 }

@@ -90,9 +90,9 @@ extension IngestBatch {
             {
                 influence[message, default: 0] -= 1
             }
-            deltas[message, default: Contribution()] =
-                deltas[message, default: Contribution()]
-                + (Rollup.contribution(of: after) - Rollup.contribution(of: before))
+            deltas[message, default: Contribution()].add(Rollup.contribution(of: after))
+            deltas[message, default: Contribution()].add(
+                Rollup.contribution(of: before), subtracting: true)
         }
         return RollupDeltas(deltas)
     }
