@@ -77,8 +77,10 @@ struct IngestBatch {
         prepared = jobs.reduce(0) { $0 + $1.events.count } <= 200
     }
 
-    /// A report that is not a retry, on its way to the raw log.
-    struct Item {
+    /// A report that is not a retry, on its way to the raw log. A class: the steps walk the
+    /// batch's items several times, and copying a struct of two dozen strings retained each one
+    /// (about 8 % of the writer threads' CPU for 50-event batches, perf).
+    final class Item {
         let job: Int
         let appId: String
         let receivedAt: Date
