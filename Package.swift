@@ -63,7 +63,8 @@ let package = Package(
             name: "pushtrack-sim", dependencies: ["SimulatorEngine"],
             path: "loadtest/pushtrack-sim"),
 
-        .testTarget(name: "PushTrackCoreTests", dependencies: ["PushTrackCore"]),
+        .testTarget(
+            name: "PushTrackCoreTests", dependencies: ["PushTrackCore", "Simulator"]),
         .testTarget(name: "LifecycleTests", dependencies: ["Lifecycle"]),
         .testTarget(name: "DashboardTests", dependencies: ["Dashboard", "PushTrackCore"]),
         .testTarget(name: "SimulatorTests", dependencies: ["Simulator"]),
@@ -82,7 +83,9 @@ let package = Package(
             ]),
         .testTarget(
             name: "PushTrackServerTests",
-            dependencies: ["PushTrackServer", "PushTrackTesting", "PostgresClient", "HTTPClient"],
+            dependencies: [
+                "PushTrackServer", "PushTrackTesting", "PostgresClient", "HTTPClient", "Simulator",
+            ],
             // Hostile-input case files, read from the source tree by HostileInputTests.
             exclude: ["Corpus"]),
     ]

@@ -42,6 +42,7 @@ extension PostgresConnection {
         for (pipelined, texts) in zip(statements, parameters) {
             statementsSent += 1
             let statement = pipelined.query
+            let queued: Int32
             if options.namedStatements && pipelined.prepared {
                 let key = StatementText(statement.sql)
                 var name = preparedStatements[key] ?? names[key]
@@ -56,27 +57,23 @@ extension PostgresConnection {
                     expected.append(key)
                     name = fresh
                 }
-                expected.append(nil)
-                let queued = withCStringArray(texts) { values in
+                queued = withCStringArray(texts) { values in
                     PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
                 }
-                guard queued == 1 else {
-                    sent = false
-                    break
-                }
             } else {
-                expected.append(nil)
-                let queued = withCStringArray(texts) { values in
+                queued = withCStringArray(texts) { values in
                     PQsendQueryParams(
                         handle, statement.sql, Int32(values.count), nil, values, nil, nil, 0)
                 }
-                guard queued == 1 else {
-                    sent = false
-                    break
-                }
             }
+            guard queued == 1 else {
+                sent = false
+                break
+            }
+            expected.append(nil)
         }
         if PQpipelineSync(handle) != 1 { sent = false }
+        roundTrips += 1
         var rows: [PostgresRows] = []
         var firstError: Diagnostics?
         for key in expected {

@@ -31,7 +31,7 @@ public final class PostgresConnection {
 
     let handle: OpaquePointer
     /// Set when a failure left the session in doubt; `PostgresWorkerPool` resets before reuse.
-    internal(set) var needsReset = false
+    var needsReset = false
     /// Server-side prepared statements of this session, by SQL text.
     var preparedStatements: [StatementText: String] = [:]
     /// Statements prepared so far, for the next one's name (`pt_N`): never reused, since a
@@ -43,6 +43,9 @@ public final class PostgresConnection {
     /// simple-query message, whatever it holds) and `COPY`; a statement's preparation is part of
     /// its first execution. Tests count what an operation costs in round trips with it.
     public internal(set) var statementsSent = 0
+    /// Round trips to the server so far: each wait for an answer (a statement, a preparation,
+    /// each half of a `COPY`, a pipeline). Tests count what an operation costs with it.
+    public internal(set) var roundTrips = 0
     /// In a ``transaction(pipelined:_:)``: its `BEGIN` is not sent yet and goes with the first
     /// statement.
     var beginPending = false
@@ -217,7 +220,7 @@ public final class PostgresConnection {
     ///
     /// `pipelined` saves two round trips, with libpq's pipeline mode: `BEGIN` goes with the
     /// body's first statement, and `COMMIT` with the statements the body leaves for it
-    /// (``queryAtCommit(_:)``), each group in one round trip. A body that sends nothing costs no
+    /// (``queryAtCommit(prepared:_:)``), each group in one round trip. A body that sends nothing costs no
     /// round trip at all. Only with named statements (a direct connection, not a transaction
     /// pooler); otherwise it is an ordinary transaction.
     public func transaction<T>(pipelined: Bool = false, _ body: (PostgresConnection) throws -> T)
@@ -242,13 +245,15 @@ public final class PostgresConnection {
         }
         let commit: PostgresRows
         if pipelined {
+            // Nothing sent and nothing left for the commit: there was no transaction.
+            if beginPending && atCommit.isEmpty {
+                beginPending = false
+                return value
+            }
             let statements =
                 (beginPending ? [.plain("BEGIN")] : []) + atCommit + [.plain("COMMIT")]
-            let begun = beginPending
             beginPending = false
             atCommit = []
-            // Nothing sent and nothing left for the commit: there was no transaction.
-            if begun && statements.count == 2 { return value }
             do {
                 commit = try pipeline(statements).last!
             } catch {
@@ -271,7 +276,7 @@ public final class PostgresConnection {
     /// `COMMIT`, in the order given: for a statement whose rows the body does not need. Its
     /// failure fails the commit. `prepared` as in ``queryPrepared(_:)`` against ``query(_:)``.
     /// Outside a pipelined transaction, it runs at once.
-    public func queryAtCommit(_ query: PostgresQuery, prepared: Bool) throws(PostgresError) {
+    public func queryAtCommit(prepared: Bool, _ query: PostgresQuery) throws(PostgresError) {
         guard inPipelinedTransaction else {
             _ = prepared ? try queryPrepared(query) : try self.query(query)
             return
@@ -300,6 +305,7 @@ public final class PostgresConnection {
         try sendPendingBegin()
         statementsSent += 1
         guard PQsendQuery(handle, sql) == 1 else { throw failure(.copy) }
+        roundTrips += 1
         let start = PQgetResult(handle)
         guard let start, PQresultStatus(start) == PGRES_COPY_IN else {
             // Finish whatever the statement did; its own error, if any, is the one to report.
@@ -321,6 +327,7 @@ public final class PostgresConnection {
         }
         if sent, !buffer.isEmpty { sent = putCopyData(buffer) }
         if sent { sent = PQputCopyEnd(handle, nil) == 1 }
+        roundTrips += 1
 
         var copied = 0
         var diagnostics: Diagnostics?
@@ -391,6 +398,7 @@ public final class PostgresConnection {
         -> PostgresRows
     {
         guard sent else { throw failure(operation) }
+        roundTrips += 1
         return try results(after: PQgetResult(handle), operation: operation)
     }
 

@@ -15,12 +15,13 @@ import Testing
         let connection = try connect()
         try connection.execute("CREATE TEMP TABLE ledger (n int PRIMARY KEY, note text)")
         let sentBefore = connection.statementsSent
+        let tripsBefore = connection.roundTrips
         let first = try connection.transaction(pipelined: true) { connection in
             let rows = try connection.queryPrepared(
                 "INSERT INTO ledger VALUES (\(1), 'a'), (\(2), 'b') RETURNING n")
             try connection.queryAtCommit(
-                "UPDATE ledger SET note = note || \("!") WHERE n = \(1)", prepared: true)
-            try connection.queryAtCommit("INSERT INTO ledger VALUES (\(3), 'c')", prepared: false)
+                prepared: true, "UPDATE ledger SET note = note || \("!") WHERE n = \(1)")
+            try connection.queryAtCommit(prepared: false, "INSERT INTO ledger VALUES (\(3), 'c')")
             // Left for the commit: not run yet.
             #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 2)
             return rows.map { $0.int("n") }
@@ -28,6 +29,10 @@ import Testing
         #expect(first == [1, 2])
         // BEGIN, the insert, the count, then the update, the insert and COMMIT.
         #expect(connection.statementsSent - sentBefore == 6)
+        // Three round trips: BEGIN with the insert (prepared in the same pipeline), the count,
+        // the two statements left for the commit with COMMIT. An ordinary transaction takes
+        // seven (BEGIN, prepare, insert, count, update, insert, COMMIT).
+        #expect(connection.roundTrips - tripsBefore == 3)
         let rows = try connection.query("SELECT n, note FROM ledger ORDER BY n")
         #expect(
             rows.map { [$0.string("n"), $0.string("note")] } == [
@@ -49,15 +54,15 @@ import Testing
         let error = try #require(throws: PostgresError.self) {
             try connection.transaction(pipelined: true) { connection in
                 _ = try connection.queryPrepared("INSERT INTO ledger VALUES (\(1))")
-                try connection.queryAtCommit("INSERT INTO ledger VALUES (\(1))", prepared: true)
-                try connection.queryAtCommit("INSERT INTO ledger VALUES (\(2))", prepared: true)
+                try connection.queryAtCommit(prepared: true, "INSERT INTO ledger VALUES (\(1))")
+                try connection.queryAtCommit(prepared: true, "INSERT INTO ledger VALUES (\(2))")
             }
         }
         #expect(error.sqlState == .uniqueViolation)
         #expect(try count(connection) == 0)
         // The connection is usable and outside any transaction.
         try connection.transaction(pipelined: true) { connection in
-            try connection.queryAtCommit("INSERT INTO ledger VALUES (\(7))", prepared: true)
+            try connection.queryAtCommit(prepared: true, "INSERT INTO ledger VALUES (\(7))")
         }
         #expect(try count(connection) == 1)
     }
@@ -74,7 +79,7 @@ import Testing
         #expect(throws: ExpectedFailure.self) {
             try connection.transaction(pipelined: true) { connection in
                 _ = try connection.query("INSERT INTO ledger VALUES (\(1))")
-                try connection.queryAtCommit("INSERT INTO ledger VALUES (\(2))", prepared: true)
+                try connection.queryAtCommit(prepared: true, "INSERT INTO ledger VALUES (\(2))")
                 throw ExpectedFailure()
             }
         }
@@ -84,7 +89,7 @@ import Testing
             try connection.transaction(pipelined: true) { connection in
                 _ = try connection.query("INSERT INTO ledger VALUES (\(3))")
                 try connection.queryAtCommit(
-                    "INSERT INTO ledger SELECT length(\("a\u{0}b"))", prepared: true)
+                    prepared: true, "INSERT INTO ledger SELECT length(\("a\u{0}b"))")
             }
         }
         #expect(nul.sqlState == .characterNotInRepertoire)
@@ -95,19 +100,21 @@ import Testing
         let connection = try connect()
         try connection.execute("CREATE TEMP TABLE ledger (n int PRIMARY KEY)")
         let sentBefore = connection.statementsSent
+        let tripsBefore = connection.roundTrips
         try connection.transaction(pipelined: true) { _ in }
         #expect(connection.statementsSent == sentBefore)
+        #expect(connection.roundTrips == tripsBefore)
         try connection.transaction(pipelined: true) { connection in
             _ = try connection.copyIn("COPY ledger (n) FROM STDIN", rows: [["1"], ["2"]])
             try connection.execute("INSERT INTO ledger VALUES (3); INSERT INTO ledger VALUES (4)")
-            try connection.queryAtCommit("INSERT INTO ledger VALUES (\(5))", prepared: true)
+            try connection.queryAtCommit(prepared: true, "INSERT INTO ledger VALUES (\(5))")
         }
         #expect(try count(connection) == 5)
         // The COPY was inside the transaction: a failure after it undoes it.
         #expect(throws: PostgresError.self) {
             try connection.transaction(pipelined: true) { connection in
                 _ = try connection.copyIn("COPY ledger (n) FROM STDIN", rows: [["6"]])
-                try connection.queryAtCommit("INSERT INTO ledger VALUES (\(1))", prepared: true)
+                try connection.queryAtCommit(prepared: true, "INSERT INTO ledger VALUES (\(1))")
             }
         }
         #expect(try count(connection) == 5)
@@ -128,7 +135,7 @@ import Testing
         try unnamed.transaction(pipelined: true) { connection in
             _ = try connection.queryPrepared("INSERT INTO ledger VALUES (\(1))")
             // An ordinary transaction: a statement left for the commit runs at once.
-            try connection.queryAtCommit("INSERT INTO ledger VALUES (\(2))", prepared: true)
+            try connection.queryAtCommit(prepared: true, "INSERT INTO ledger VALUES (\(2))")
             #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 2)
         }
         #expect(try count(unnamed) == 2)

@@ -1,4 +1,5 @@
 import Foundation
+import Simulator
 import Testing
 
 @testable import PushTrackCore
@@ -6,21 +7,9 @@ import Testing
 /// `Contribution.add(_:subtracting:)`, the writer's in-place sum, gives exactly what `+` and `-`
 /// give, and counters add and subtract field by field.
 @Suite struct ContributionSumTests {
-    /// A small seeded generator, so that a failing case can be replayed.
-    struct Generator: RandomNumberGenerator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-    }
-
     /// A delivery state of a few shapes (nothing, dismissed only, arrived, clicked, both), on
     /// few buckets, platforms and seconds, so that sums meet, cancel and leave zeros.
-    private func state(_ random: inout Generator) -> DeliveryState {
+    private func state(_ random: inout SplitMix64) -> DeliveryState {
         let base = Date(timeIntervalSince1970: 1_780_000_000)
         func time() -> Date {
             base.addingTimeInterval(Double(Int.random(in: 0...3, using: &random)) * 290.5)
@@ -39,7 +28,7 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 4])
     func theInPlaceSumIsThatOfPlusAndMinus(seed: UInt64) {
-        var random = Generator(state: seed)
+        var random = SplitMix64(seed: seed)
         var inPlace = Contribution()
         var expected = Contribution()
         for _ in 0..<400 {

@@ -2,23 +2,12 @@ import Foundation
 import HTTPClient
 import PostgresClient
 import PushTrackCore
+import Simulator
 import PushTrackTesting
 import Synchronization
 import Testing
 
 @testable import PushTrackServer
-
-/// A small seeded generator, so that a failing case can be replayed.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// The reports of a traffic sample: what each (message, device) pair's clients sent, with
 /// repeats, retries and taps before arrivals, and the totals they must give.
@@ -27,7 +16,7 @@ struct ReportSample {
     var expected: [String: RollupCounters] = [:]
 
     init(seed: UInt64, messages: Int, devices: Int) {
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         let base = Int64(Date().timeIntervalSince1970 * 1000) - 3_600_000
         for m in 0..<messages {
             var states: [DeliveryState] = []
@@ -103,7 +92,7 @@ enum TwoWriters {
     static func send(
         _ reports: [String], seed: UInt64, maxBatch: Int, ports: [UInt16], writeKey: String
     ) -> [String] {
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         var reports = reports
         reports.shuffle(using: &random)
         var batches: [[String]] = []
@@ -182,7 +171,7 @@ struct ConcurrentWritersTests {
         let other = try PostgresConnection(url: server.databaseURL)
         try other.execute("BEGIN")
         #expect(
-            try IngestBatch(jobs: [job]).write(on: other, now: Date()) == [
+            try IngestBatch(jobs: [job]).write(on: other, now: Date()).outcomes == [
                 IngestOutcome(accepted: 1)
             ])
 

@@ -2,6 +2,7 @@ import Foundation
 import HTTPClient
 import PostgresClient
 import PushTrackCore
+import Simulator
 import PushTrackTesting
 import Synchronization
 import Testing
@@ -19,7 +20,7 @@ struct ConversionSample {
     static let windows = ConversionWindows(directHours: 2, influencedHours: 4)
 
     init(seed: UInt64, messages: Int, devices: Int) {
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         let base = Int64(Date().timeIntervalSince1970 * 1000) - 20 * 3_600_000
         let hour: Int64 = 3_600_000
         var totals: [ConversionKey: ConversionCounters] = [:]

@@ -2,6 +2,7 @@ import Foundation
 import HTTPClient
 import PostgresClient
 import PushTrackCore
+import Simulator
 import PushTrackTesting
 import Testing
 
@@ -117,7 +118,7 @@ struct ConversionTests {
     func shuffledOrdersGiveTheSameNumbers(seed: UInt64) throws {
         let fixture = try ConversionFixture()
         try fixture.declareAndRegister()
-        var random = SplitMix64(state: seed)
+        var random = SplitMix64(seed: seed)
         var events = fixture.allEvents
         events.shuffle(using: &random)
         // A retry of a few of them, too.

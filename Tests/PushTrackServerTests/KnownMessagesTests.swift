@@ -18,7 +18,7 @@ import Testing
             let before = connection.statementsSent
             let written = try connection.transaction { connection in
                 try IngestBatch(jobs: [job(app, events)], knownMessages: known)
-                    .writeBatch(on: connection, now: Date())
+                    .write(on: connection, now: Date())
             }
             known.insert(written.settledMessages)
             #expect(written.settledMessages.allSatisfy { $0.appId == app })
@@ -45,6 +45,22 @@ import Testing
             pushEvent(messageId: "m2", deviceId: "d3", eventId: "e6"))
         #expect(result.settled == [])
         #expect(result.statements == withStatement - 1)
+        // As the writer runs it (pipelined), a batch of known messages makes five round trips:
+        // BEGIN with the key claim, the delivery merge, the COPY's two, the deltas with COMMIT.
+        let trips = connection.roundTrips
+        _ = try connection.transaction(pipelined: true) { connection in
+            try IngestBatch(
+                jobs: [
+                    job(
+                        app,
+                        [
+                            pushEvent(messageId: "m1", deviceId: "d4", eventId: "e9"),
+                            pushEvent(messageId: "m2", deviceId: "d4", eventId: "e10"),
+                        ])
+                ], knownMessages: known
+            ).write(on: connection, now: Date())
+        }
+        #expect(connection.roundTrips - trips == 5)
         // A registered message (a send) found in the statement's snapshot is settled, however
         // its events come; so is one that took a campaign in an earlier commit of another
         // writer (m5, not in this writer's cache).
@@ -77,7 +93,7 @@ import Testing
         nonisolated(unsafe) let other = try PostgresConnection(url: server.databaseURL)
         try other.execute("BEGIN")
         _ = try IngestBatch(jobs: [job(app, [pushEvent(messageId: "m4", eventId: "o1")])])
-            .writeBatch(on: other, now: Date())
+            .write(on: other, now: Date())
         let committer = Thread {
             Thread.sleep(forTimeInterval: 0.3)
             try? other.execute("COMMIT")
@@ -92,7 +108,7 @@ import Testing
                         app,
                         [pushEvent(messageId: "m4", eventId: "h1", extra: #""campaignId":"c4""#)])
                 ], knownMessages: known
-            ).writeBatch(on: connection, now: Date())
+            ).write(on: connection, now: Date())
         }
         #expect(written.outcomes == [IngestOutcome(accepted: 1)])
         #expect(written.settledMessages == [])

@@ -289,7 +289,7 @@ struct RollupDeltas {
         for row in rows {
             for (column, value) in row.counters.values.enumerated() { counts[column].append(value) }
         }
-        try connection.ingestAtCommit(
+        try connection.queryAtCommit(
             prepared: prepared,
             """
             WITH buckets AS (

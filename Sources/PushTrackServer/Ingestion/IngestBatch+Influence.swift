@@ -70,7 +70,7 @@ extension IngestBatch {
         let apps = messages.map(\.appId)
         let messageIds = messages.map(\.messageId)
         let opens = messages.map { influence[$0]! }
-        try connection.ingestAtCommit(
+        try connection.queryAtCommit(
             prepared: prepared,
             """
             INSERT INTO message_influence AS i (app_id, message_id, influenced_opens)

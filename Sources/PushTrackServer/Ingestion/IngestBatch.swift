@@ -115,14 +115,9 @@ struct IngestBatch {
         var settledMessages: [MessageKey] = []
     }
 
-    /// Writes the batch inside the caller's transaction and returns each job's outcome.
-    func write(on connection: PostgresConnection, now: Date) throws -> [IngestOutcome] {
-        try writeBatch(on: connection, now: now).outcomes
-    }
-
     /// Writes the batch inside the caller's transaction: each job's outcome and the messages it
     /// settled.
-    func writeBatch(on connection: PostgresConnection, now: Date) throws -> Written {
+    func write(on connection: PostgresConnection, now: Date) throws -> Written {
         let fresh = try claimReportKeys(on: connection, now: now)
         var outcomes = [IngestOutcome](repeating: IngestOutcome(), count: jobs.count)
         var items: [Item] = []
@@ -241,16 +236,14 @@ struct IngestBatch {
         for item in items {
             guard let messageId = item.messageId, item.attributedMessageId == nil else { continue }
             let key = KeyRef(appId: item.appId, key: messageId)
-            if let knownMessages,
-                knownMessages.contains(MessageKey(appId: item.appId, messageId: messageId))
-            {
-                continue
-            }
             if campaigns[key] == nil
                 || (campaigns[key] == messageId && item.event.campaignId != nil)
             {
                 campaigns[key] = item.event.campaignId ?? messageId
             }
+        }
+        if let knownMessages {
+            for key in knownMessages.known(campaigns.keys) { campaigns[key] = nil }
         }
         guard !campaigns.isEmpty else { return [] }
         let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
@@ -307,7 +300,7 @@ struct IngestBatch {
         let days = keys.map { $0[1] }
         let categories = keys.map { $0[2] }
         let reports = keys.map { counts[$0]! }
-        try connection.ingestAtCommit(
+        try connection.queryAtCommit(
             prepared: prepared,
             """
             INSERT INTO unattributed_reports (app_id, day, category, reports)
@@ -341,9 +334,4 @@ extension PostgresConnection {
         prepared ? try queryPrepared(statement) : try query(statement)
     }
 
-    /// A statement of the ingestion writer whose rows it does not need: sent with the `COMMIT`
-    /// of the writer's pipelined transaction, in one round trip (at once outside one).
-    func ingestAtCommit(prepared: Bool, _ statement: PostgresQuery) throws {
-        try queryAtCommit(statement, prepared: prepared)
-    }
 }

@@ -378,7 +378,7 @@ final class IngestWriter: Sendable {
                         jobs: jobs, influenceWindowSeconds: influenceWindowSeconds,
                         tracking: ConversionTracking(trackedApps: catalog.trackedApps),
                         knownMessages: knownMessages)
-                    return try batch.writeBatch(on: connection, now: Date())
+                    return try batch.write(on: connection, now: Date())
                 }
                 knownMessages.insert(written.settledMessages)
                 return (written.outcomes, attempt)

@@ -25,6 +25,15 @@ final class KnownMessages: Sendable {
         messages.withLock { $0.contains(message) }
     }
 
+    /// Which of a batch's messages (app and message id) are known to be settled, under one lock.
+    func known(_ keys: some Sequence<IngestBatch.KeyRef>) -> [IngestBatch.KeyRef] {
+        messages.withLock { messages in
+            keys.filter {
+                messages.contains(IngestBatch.MessageKey(appId: $0.appId, messageId: $0.key))
+            }
+        }
+    }
+
     /// Adds messages a committed batch settled.
     func insert(_ settled: [IngestBatch.MessageKey]) {
         guard !settled.isEmpty else { return }
