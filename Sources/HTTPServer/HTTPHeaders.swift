@@ -13,9 +13,17 @@ public struct HTTPHeaders: Sendable {
 
     /// The value of the field `name` (case-insensitive), or nil when absent.
     public subscript(name: String) -> String? {
+        // Read in place, by length first: a route asks for a dozen fields of every request, and
+        // copying out each name and value it passed cost more than the comparisons.
+        let length = name.utf8.count
         var joined: String?
-        for field in all where Self.sameName(field.name, name) {
-            joined = joined.map { $0 + ", " + field.value } ?? field.value
+        all.withUnsafeBufferPointer { fields in
+            for index in fields.indices
+            where fields[index].name.utf8.count == length && Self.sameName(fields[index].name, name)
+            {
+                let value = fields[index].value
+                joined = joined.map { $0 + ", " + value } ?? value
+            }
         }
         return joined
     }

@@ -11,7 +11,6 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
     public let commandTag: String
     /// Row-major values, `columns.count` per row; nil is SQL NULL.
     private let values: [String?]
-    private let columnIndex: [String: Int]
 
     init(columns: [String], values: [String?], affectedRows: Int, commandTag: String) {
         precondition(columns.isEmpty ? values.isEmpty : values.count % columns.count == 0)
@@ -19,11 +18,6 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
         self.values = values
         self.affectedRows = affectedRows
         self.commandTag = commandTag
-        var index: [String: Int] = [:]
-        for (position, name) in columns.enumerated() where index[name] == nil {
-            index[name] = position
-        }
-        self.columnIndex = index
     }
 
     /// The number of rows returned (not `affectedRows`).
@@ -34,9 +28,7 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
     public subscript(i: Int) -> PostgresRow {
         precondition(i >= 0 && i < count, "row \(i) is out of range (\(count) rows)")
         let start = i * columns.count
-        return PostgresRow(
-            columns: columns, columnIndex: columnIndex,
-            values: values[start..<start + columns.count])
+        return PostgresRow(columns: columns, values: values[start..<start + columns.count])
     }
 }
 
@@ -46,18 +38,18 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
 /// programming error and traps with the result's column names, like an array index would.
 public struct PostgresRow: Sendable {
     public let columns: [String]
-    private let columnIndex: [String: Int]
     private let values: ArraySlice<String?>
 
-    init(columns: [String], columnIndex: [String: Int], values: ArraySlice<String?>) {
+    init(columns: [String], values: ArraySlice<String?>) {
         self.columns = columns
-        self.columnIndex = columnIndex
         self.values = values
     }
 
-    /// The value's text, or nil for NULL.
+    /// The value's text, or nil for NULL. The first column of that name, found by comparing
+    /// names: a result has a few dozen columns at most, and building a dictionary of them for
+    /// every result cost the ingestion writer more than every lookup it saved.
     public subscript(column: String) -> String? {
-        guard let position = columnIndex[column] else {
+        guard let position = columns.firstIndex(of: column) else {
             preconditionFailure("no column \"\(column)\" in the result; columns: \(columns)")
         }
         return values[values.startIndex + position]

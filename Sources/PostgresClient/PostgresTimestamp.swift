@@ -48,23 +48,21 @@ enum PostgresTimestamp {
         if year <= 0 { buffer.append(contentsOf: " BC".utf8) }
     }
 
-    /// Appends a non-negative number in decimal, zero-padded to `width` digits, written in place
-    /// (no temporary buffer: this runs several times per timestamp on the writer's path).
+    /// Appends a non-negative number in decimal, zero-padded to `width` digits, a byte at a
+    /// time (this runs several times per timestamp on the writer's path).
     private static func appendPadded(_ value: Int64, _ width: Int, to buffer: inout [UInt8]) {
-        var count = 1
-        var probe = value / 10
-        while probe > 0 {
-            count += 1
-            probe /= 10
+        var digits = 1
+        var divisor: Int64 = 1
+        while value / divisor >= 10 {
+            digits += 1
+            divisor *= 10
         }
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: max(width, count)))
+        for _ in digits..<max(width, digits) { buffer.append(UInt8(ascii: "0")) }
         var rest = value
-        var position = buffer.count - 1
-        while rest > 0 && position >= start {
-            buffer[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-            rest /= 10
-            position -= 1
+        while divisor > 0 {
+            buffer.append(UInt8(ascii: "0") + UInt8(rest / divisor))
+            rest %= divisor
+            divisor /= 10
         }
     }
 

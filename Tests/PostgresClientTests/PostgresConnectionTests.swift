@@ -57,6 +57,12 @@ import Testing
         #expect(rows.map { $0["tens"] } == ["10", nil, "30"])
         #expect(rows[2][0] == "3")
         #expect(rows[1].int(1) == nil)
+        // A name given twice answers with its first column, names being exact (case included).
+        let repeated = try connection.query(#"SELECT 1 AS a, 2 AS a, 3 AS "A", 4 AS "a ""#)
+        #expect(repeated[0]["a"] == "1")
+        #expect(repeated[0]["A"] == "3")
+        #expect(repeated[0]["a "] == "4")
+        #expect(repeated[0][1] == "2")
         try connection.execute(
             "CREATE TEMP TABLE t (a int); INSERT INTO t SELECT generate_series(1, 5)")
         let updated = try connection.query("UPDATE t SET a = a + 1 WHERE a > \(2)")

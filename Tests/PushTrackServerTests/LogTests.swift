@@ -103,6 +103,52 @@ struct LogTests {
         #expect(Logger.quote("é") == "\"é\"")
     }
 
+    /// Every byte `Logger` writes for these calls, read back from a pipe.
+    static func written(_ body: (Logger) -> Void) -> String {
+        var ends: [Int32] = [0, 0]
+        precondition(pipe(&ends) == 0)
+        body(Logger(level: .info, descriptor: ends[1]))
+        close(ends[1])
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while case let count = read(ends[0], &chunk, chunk.count), count > 0 {
+            bytes += chunk[..<count]
+        }
+        close(ends[0])
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    @Test func builtLinesMatchPairLinesAndWriteNumbersExactly() throws {
+        let text = Self.written { log in
+            log.log(.info, "request") { line in
+                line.add("path", "/a b")
+                line.add("zero", 0)
+                line.add("big", 1_234_567_890)
+                line.add("negative", -42)
+                line.add("least", Int.min)
+                line.add("quick", milliseconds: 0.000_001_5)
+                line.add("slow", milliseconds: 12.345_678_9)
+                line.add("never", milliseconds: .nan)
+                line.add("backwards", milliseconds: -1)
+            }
+            log.log(.info, "request", [("path", "/a b"), ("zero", "0")])
+            log.log(.debug, "dropped") { line in line.add("x", 1) }
+        }
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map {
+            // The timestamp differs from line to line: compare what follows it.
+            String($0.drop { $0 != " " })
+        }
+        #expect(
+            lines == [
+                #" level=info msg=request path="/a b" zero=0 big=1234567890 negative=-42"#
+                    + " least=-9223372036854775808 quick=0.002 slow=12345.679 never=0.000"
+                    + " backwards=0.000",
+                #" level=info msg=request path="/a b" zero=0"#,
+                "",
+            ])
+        #expect(text.hasPrefix("ts="))
+    }
+
     @Test(arguments: [
         ("debug", Logger.Level.debug), ("info", .info), ("warning", .warning), ("WARN", .warning),
         ("error", .error),

@@ -247,14 +247,14 @@ final class IngestWriter: Sendable {
         metrics.commitRequests.observe(Double(jobs.count))
         metrics.commitSeconds.observe(seconds)
         if retries > 0 { metrics.add(.commitRetries, retries) }
-        guard log.isEnabled(.info) else { return }
-        log.info(
-            "batch",
-            [
-                "events": String(accepted + duplicates), "accepted": String(accepted),
-                "duplicates": String(duplicates), "requests": String(jobs.count),
-                "duration_ms": AccessLog.milliseconds(seconds), "retries": String(retries),
-            ])
+        log.log(.info, "batch") { line in
+            line.add("events", accepted + duplicates)
+            line.add("accepted", accepted)
+            line.add("duplicates", duplicates)
+            line.add("requests", jobs.count)
+            line.add("duration_ms", milliseconds: seconds)
+            line.add("retries", retries)
+        }
     }
 
     private func connect() -> (PostgresConnection?, epoch: Int) {

@@ -16,7 +16,8 @@ enum RequestBody {
     /// clients send), and no Content-Type at all (or an empty one), as older clients omit it.
     /// Encodings read: gzip (`x-gzip`), `identity`, none.
     static func checkHeaders(_ request: HTTPRequest) throws(APIError) {
-        if let type = request.headers["content-type"] {
+        // What nearly every client sends, accepted without splitting and lower-casing it.
+        if let type = request.headers["content-type"], type != "application/json" {
             let media = HTTPHeaders.trimmed(String(type.split(separator: ";").first ?? ""))
                 .lowercased()
             if !(media.isEmpty || media == "application/json" || media == "text/plain"

@@ -14,17 +14,18 @@ enum AccessLog {
     static func observer(_ log: Logger) -> RequestObserver? {
         guard log.isEnabled(.info) else { return nil }
         return { request in
-            var fields: [(String, String)] = [
-                ("request_id", request.requestId), ("method", request.method),
-                ("route", request.route ?? "unmatched"), ("path", request.path),
-                ("status", String(request.status)),
-                ("duration_ms", milliseconds(request.seconds)),
-                ("bytes_in", String(request.requestBytes)),
-                ("bytes_out", String(request.responseBytes)),
-                ("client", request.clientAddress),
-            ]
-            fields += request.notes
-            log.log(.info, "request", fields)
+            log.log(.info, "request") { line in
+                line.add("request_id", request.requestId)
+                line.add("method", request.method)
+                line.add("route", request.route ?? "unmatched")
+                line.add("path", request.path)
+                line.add("status", request.status)
+                line.add("duration_ms", milliseconds: request.seconds)
+                line.add("bytes_in", request.requestBytes)
+                line.add("bytes_out", request.responseBytes)
+                line.add("client", request.clientAddress)
+                for (key, value) in request.notes { line.add(key, value) }
+            }
         }
     }
 
@@ -44,13 +45,5 @@ enum AccessLog {
                 log.log(level, "libmicrohttpd", [("message", diagnostic.message)])
             }
         }
-    }
-
-    /// Seconds as milliseconds with three decimals (`1.234`), without Foundation formatting.
-    static func milliseconds(_ seconds: Double) -> String {
-        let micros = seconds.isFinite ? max(0, Int((seconds * 1_000_000).rounded())) : 0
-        let fraction = String(micros % 1000)
-        return String(micros / 1000) + "." + String(repeating: "0", count: 3 - fraction.count)
-            + fraction
     }
 }

@@ -67,33 +67,77 @@ public struct Logger: Sendable {
         write(at, message, fields)
     }
 
+    /// Writes one line whose fields `build` appends straight into it: no array of pairs and no
+    /// string per number, for the lines written per request (the access log) and per commit.
+    public func log(_ at: Level, _ message: String, build: (inout Line) -> Void) {
+        guard isEnabled(at) else { return }
+        var line = Line(at, message)
+        build(&line)
+        line.write(to: descriptor)
+    }
+
     private func write(_ at: Level, _ message: String, _ fields: [(String, String)]) {
-        var line: [UInt8] = []
-        line.reserveCapacity(160 + fields.count * 24)
-        line.append(contentsOf: "ts=".utf8)
-        Self.appendTimestamp(&line)
-        line.append(contentsOf: " level=".utf8)
-        line.append(contentsOf: at.name.utf8)
-        line.append(contentsOf: " msg=".utf8)
-        Self.appendValue(message, to: &line)
-        for (key, value) in fields {
-            line.append(0x20)
-            line.append(contentsOf: key.utf8)
-            line.append(UInt8(ascii: "="))
-            Self.appendValue(value, to: &line)
+        var line = Line(at, message)
+        for (key, value) in fields { line.add(key, value) }
+        line.write(to: descriptor)
+    }
+
+    /// One line being built: `ts=… level=… msg=…`, then each field as `add` appends it.
+    public struct Line {
+        fileprivate var bytes: [UInt8] = []
+
+        fileprivate init(_ at: Level, _ message: String) {
+            bytes.reserveCapacity(256)
+            bytes.append(contentsOf: "ts=".utf8)
+            Logger.appendTimestamp(&bytes)
+            bytes.append(contentsOf: " level=".utf8)
+            bytes.append(contentsOf: at.name.utf8)
+            bytes.append(contentsOf: " msg=".utf8)
+            Logger.appendValue(message, to: &bytes)
         }
-        line.append(0x0A)
-        line.withUnsafeBytes { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let written = Glibc.write(
-                    descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                if written > 0 {
-                    offset += written
-                } else if written < 0 && errno == EINTR {
-                    continue
-                } else {
-                    return  // nowhere to report a failing log; drop the line
+
+        /// ` key=value`, the value quoted when it needs to be.
+        public mutating func add(_ key: String, _ value: String) {
+            appendKey(key)
+            Logger.appendValue(value, to: &bytes)
+        }
+
+        /// ` key=123`: digits are never quoted.
+        public mutating func add(_ key: String, _ value: Int) {
+            appendKey(key)
+            Logger.appendDecimal(value, to: &bytes)
+        }
+
+        /// ` key=1.234`: `seconds` as milliseconds with three decimals.
+        public mutating func add(_ key: String, milliseconds seconds: Double) {
+            appendKey(key)
+            let micros = seconds.isFinite ? max(0, Int((seconds * 1_000_000).rounded())) : 0
+            Logger.appendDecimal(micros / 1000, to: &bytes)
+            bytes.append(UInt8(ascii: "."))
+            Logger.appendDigits(micros % 1000, 3, to: &bytes)
+        }
+
+        private mutating func appendKey(_ key: String) {
+            bytes.append(0x20)
+            bytes.append(contentsOf: key.utf8)
+            bytes.append(UInt8(ascii: "="))
+        }
+
+        /// The line and its newline in one `write(2)`.
+        fileprivate mutating func write(to descriptor: Int32) {
+            bytes.append(0x0A)
+            bytes.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = Glibc.write(
+                        descriptor, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written > 0 {
+                        offset += written
+                    } else if written < 0 && errno == EINTR {
+                        continue
+                    } else {
+                        return  // nowhere to report a failing log; drop the line
+                    }
                 }
             }
         }
@@ -123,7 +167,7 @@ public struct Logger: Sendable {
     }
 
     /// `value` in exactly `count` decimal digits (zero-padded; higher digits dropped).
-    private static func appendDigits(_ value: Int, _ count: Int, to line: inout [UInt8]) {
+    static func appendDigits(_ value: Int, _ count: Int, to line: inout [UInt8]) {
         var divisor = 1
         for _ in 1..<count { divisor *= 10 }
         while divisor > 0 {
@@ -132,17 +176,36 @@ public struct Logger: Sendable {
         }
     }
 
+    /// `value` in decimal, with a `-` when negative.
+    static func appendDecimal(_ value: Int, to line: inout [UInt8]) {
+        if value < 0 { line.append(UInt8(ascii: "-")) }
+        let start = line.count
+        var rest = value.magnitude
+        repeat {
+            line.append(UInt8(ascii: "0") + UInt8(rest % 10))
+            rest /= 10
+        } while rest > 0
+        line[start...].reverse()
+    }
+
+    /// The bytes a value may hold unquoted, `A-Z a-z 0-9 - _ . / : @`, as a bit per ASCII code.
+    private static let plainBytes: (low: UInt64, high: UInt64) = {
+        var low: UInt64 = 0
+        var high: UInt64 = 0
+        for byte in "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:@".utf8 {
+            if byte < 64 { low |= 1 << UInt64(byte) } else { high |= 1 << UInt64(byte - 64) }
+        }
+        return (low, high)
+    }()
+
+    private static func isPlain(_ byte: UInt8) -> Bool {
+        byte < 64
+            ? plainBytes.low & (1 << UInt64(byte)) != 0
+            : byte < 128 && plainBytes.high & (1 << UInt64(byte - 64)) != 0
+    }
+
     static func appendValue(_ value: String, to line: inout [UInt8]) {
-        let plain =
-            !value.isEmpty
-            && value.utf8.allSatisfy { byte in
-                switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-                    UInt8(ascii: "0")...UInt8(ascii: "9"):
-                    true
-                default: "-_./:@".utf8.contains(byte)
-                }
-            }
+        let plain = !value.isEmpty && value.utf8.allSatisfy(isPlain)
         if plain {
             line.append(contentsOf: value.utf8)
             return
