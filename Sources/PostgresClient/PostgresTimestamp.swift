@@ -31,6 +31,12 @@ enum PostgresTimestamp {
         let (wholeSeconds, fraction) = floorDivide(micros, microsPerSecond)
         let (days, secondOfDay) = floorDivide(wholeSeconds, 86_400)
         let (year, month, day) = civilDate(daysSince1970: days)
+        if year >= 1 && year <= 9999 {
+            appendFixed(
+                year: year, month: month, day: day, secondOfDay: secondOfDay, fraction: fraction,
+                to: &buffer)
+            return
+        }
         appendPadded(year > 0 ? year : 1 - year, 4, to: &buffer)
         buffer.append(UInt8(ascii: "-"))
         appendPadded(month, 2, to: &buffer)
@@ -46,6 +52,38 @@ enum PostgresTimestamp {
         appendPadded(fraction, 6, to: &buffer)
         buffer.append(UInt8(ascii: "Z"))
         if year <= 0 { buffer.append(contentsOf: " BC".utf8) }
+    }
+
+    /// `append`'s text for years 1 to 9999, which is all of them in practice: 27 bytes of
+    /// fixed width written into a stack buffer two digits at a time, then appended at once.
+    private static func appendFixed(
+        year: Int64, month: Int64, day: Int64, secondOfDay: Int64, fraction: Int64,
+        to buffer: inout [UInt8]
+    ) {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { text in
+            func pair(_ value: Int64, at offset: Int) {
+                text[offset] = UInt8(ascii: "0") + UInt8(value / 10)
+                text[offset + 1] = UInt8(ascii: "0") + UInt8(value % 10)
+            }
+            pair(year / 100, at: 0)
+            pair(year % 100, at: 2)
+            text[4] = UInt8(ascii: "-")
+            pair(month, at: 5)
+            text[7] = UInt8(ascii: "-")
+            pair(day, at: 8)
+            text[10] = UInt8(ascii: "T")
+            pair(secondOfDay / 3600, at: 11)
+            text[13] = UInt8(ascii: ":")
+            pair(secondOfDay / 60 % 60, at: 14)
+            text[16] = UInt8(ascii: ":")
+            pair(secondOfDay % 60, at: 17)
+            text[19] = UInt8(ascii: ".")
+            pair(fraction / 10_000, at: 20)
+            pair(fraction / 100 % 100, at: 22)
+            pair(fraction % 100, at: 24)
+            text[26] = UInt8(ascii: "Z")
+            buffer.append(contentsOf: UnsafeBufferPointer(text))
+        }
     }
 
     /// Appends a non-negative number in decimal, zero-padded to `width` digits, a byte at a

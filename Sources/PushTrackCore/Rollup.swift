@@ -33,20 +33,33 @@ public struct Contribution: Sendable, Equatable {
     /// `-` give) the result is that of `+` or `-`, without copying or re-filtering the whole
     /// contribution: the writer sums thousands per batch into one per message.
     public mutating func add(_ other: Contribution, subtracting: Bool = false) {
+        // Each entry is found once (the dictionaries' in-place `default:` access), and looked up
+        // again only to remove one that became zero.
         for (key, value) in other.counters {
-            let current = counters[key, default: .zero]
-            let sum = subtracting ? current - value : current + value
-            counters[key] = sum.isZero ? nil : sum
+            if Self.accumulate(&counters[key, default: .zero], value, subtracting) {
+                counters[key] = nil
+            }
         }
         let sign = subtracting ? -1 : 1
         for (bin, value) in other.latency {
-            let sum = latency[bin, default: 0] + sign * value
-            latency[bin] = sum == 0 ? nil : sum
+            if Self.accumulate(&latency[bin, default: 0], sign * value) { latency[bin] = nil }
         }
         for (key, value) in other.arrivals {
-            let sum = arrivals[key, default: 0] + sign * value
-            arrivals[key] = sum == 0 ? nil : sum
+            if Self.accumulate(&arrivals[key, default: 0], sign * value) { arrivals[key] = nil }
         }
+    }
+
+    /// Adds (or subtracts) `value` to `sum`; whether the sum is now zero.
+    private static func accumulate(
+        _ sum: inout RollupCounters, _ value: RollupCounters, _ subtracting: Bool
+    ) -> Bool {
+        sum = subtracting ? sum - value : sum + value
+        return sum.isZero
+    }
+
+    private static func accumulate(_ sum: inout Int, _ value: Int) -> Bool {
+        sum += value
+        return sum == 0
     }
 
     public static func - (a: Contribution, b: Contribution) -> Contribution {
@@ -135,7 +148,10 @@ public enum Rollup {
         if let dismissedAt = state.dismissedAt {
             result.counters[key(dismissedAt, state), default: .zero].dismissed += 1
         }
-        result.counters = result.counters.filter { !$0.value.isZero }
+        // Counters only grow above, so none is zero; the filter stays as the rule's guard.
+        if result.counters.values.contains(where: \.isZero) {
+            result.counters = result.counters.filter { !$0.value.isZero }
+        }
         return result
     }
 

@@ -71,6 +71,37 @@ import Testing
         #expect(updated.columns.isEmpty)
     }
 
+    /// NULLs and empty strings apart in any position, integers as `Int(_:)` reads them,
+    /// booleans and timestamps.
+    @Test func typedValuesAreReadFromResultText() throws {
+        let connection = try connect()
+        let rows = try connection.query(
+            """
+            SELECT * FROM (VALUES
+                (NULL, '', '-9223372036854775808', 't', '2024-05-01 12:00:00.25+02', NULL),
+                ('', NULL, '9223372036854775807', 'false', 'infinity', 'é'),
+                ('x', 'y', '9223372036854775808', 'yes', NULL, ''),
+                (NULL, NULL, '+7', 'f', '-infinity', NULL),
+                ('', '', '-', 'true', '2024-05-01', '12a')) AS v(a, b, n, f, d, z)
+            """)
+        #expect(rows.count == 5)
+        #expect(rows.map { $0["a"] } == [nil, "", "x", nil, ""])
+        #expect(rows.map { $0["b"] } == ["", nil, "y", nil, ""])
+        #expect(rows.map { $0["z"] } == [nil, "é", "", nil, "12a"])
+        #expect(rows.map { $0.int("n") } == [Int.min, Int.max, nil, 7, nil])
+        #expect(rows.map { $0.int("z") } == [nil, nil, nil, nil, nil])
+        #expect(rows.map { $0.bool("f") } == [true, false, nil, false, true])
+        #expect(
+            rows.map { $0.date("d") } == [
+                Date(timeIntervalSince1970: 1_714_557_600.25), .distantFuture, nil, .distantPast,
+                Date(timeIntervalSince1970: 1_714_521_600),
+            ])
+        let numbers = try connection.query("SELECT 0 AS zero, -1 AS minus, 0042 AS padded")
+        #expect(numbers[0].int("zero") == 0)
+        #expect(numbers[0].int(1) == -1)
+        #expect(numbers[0].int("padded") == 42)
+    }
+
     @Test func executeRunsSeveralStatementsAndSilencesNotices() throws {
         let connection = try connect()
         try connection.execute(

@@ -48,6 +48,26 @@ let awkwardStrings = [
         #expect(Date(timeIntervalSince1970: -0.5).postgresText == "1969-12-31T23:59:59.500000Z")
         // Foundation's year 1 is Julian; PostgreSQL, like this encoder, is proleptic Gregorian.
         #expect(Date.distantPast.postgresText == "0001-12-30T00:00:00.000000Z BC")
+        // The fixed-width years 1 to 9999 and the years on either side (with fractions a Double
+        // holds exactly at these magnitudes).
+        #expect(
+            Date(timeIntervalSince1970: -62_135_596_800).postgresText
+                == "0001-01-01T00:00:00.000000Z")
+        #expect(
+            Date(timeIntervalSince1970: -62_135_596_800.5).postgresText
+                == "0001-12-31T23:59:59.500000Z BC")
+        #expect(
+            Date(timeIntervalSince1970: -30_641_673_600.25).postgresText
+                == "0999-01-01T23:59:59.750000Z")
+        #expect(
+            Date(timeIntervalSince1970: 253_402_300_799.5).postgresText
+                == "9999-12-31T23:59:59.500000Z")
+        #expect(
+            Date(timeIntervalSince1970: 253_402_300_801).postgresText
+                == "10000-01-01T00:00:01.000000Z")
+        #expect(
+            Date(timeIntervalSince1970: 951_782_400.09).postgresText
+                == "2000-02-29T00:00:00.090000Z")
     }
 
     @Test func timestampParserReadsEveryOutputShape() {

@@ -106,6 +106,9 @@ struct IngestBatch {
     struct KeyRef: Hashable {
         let appId: String
         let key: String
+
+        /// Without the app, as ``PairKey``'s: a batch's keys nearly all share one.
+        func hash(into hasher: inout Hasher) { hasher.combine(key) }
     }
 
     /// What a batch wrote: each job's outcome, and the messages whose `messages` row it settled
@@ -156,7 +159,7 @@ struct IngestBatch {
     /// Inserts every distinct report key of the batch; the ones that were new come back.
     private func claimReportKeys(on connection: PostgresConnection, now: Date) throws -> Set<KeyRef>
     {
-        var keys = Set<KeyRef>()
+        var keys = Set<KeyRef>(minimumCapacity: jobs.reduce(0) { $0 + $1.events.count })
         for job in jobs {
             for event in job.events {
                 if let key = event.reportKey { keys.insert(KeyRef(appId: job.appId, key: key)) }
@@ -175,7 +178,7 @@ struct IngestBatch {
             ON CONFLICT DO NOTHING
             RETURNING app_id, report_key
             """)
-        var fresh = Set<KeyRef>()
+        var fresh = Set<KeyRef>(minimumCapacity: rows.count)
         for row in rows {
             fresh.insert(
                 KeyRef(appId: row.string("app_id") ?? "", key: row.string("report_key") ?? ""))
