@@ -299,9 +299,16 @@ public final class PostgresConnection {
     /// Streams `rows` through `COPY … FROM STDIN` in text format and returns the rows copied.
     ///
     /// `sql` must be a `COPY table (columns) FROM STDIN` in the default text format. Fields are
-    /// escaped here (backslash, tab, newline, carriage return); nil is `\N`. Data goes out in
-    /// chunks of about 64 KiB, so memory stays flat however many rows there are.
+    /// escaped here (backslash, tab, newline, carriage return); nil is `\N`.
     public func copyIn(_ sql: String, rows: [[String?]]) throws(PostgresError) -> Int {
+        var text = PostgresCopyRows()
+        for row in rows { text.addRow(row) }
+        return try copyIn(sql, rows: text)
+    }
+
+    /// Streams rows already in COPY's text format (``PostgresCopyRows``) through `COPY … FROM
+    /// STDIN` and returns the rows copied. Data goes out in chunks of about 64 KiB.
+    public func copyIn(_ sql: String, rows: PostgresCopyRows) throws(PostgresError) -> Int {
         try sendPendingBegin()
         statementsSent += 1
         guard PQsendQuery(handle, sql) == 1 else { throw failure(.copy) }
@@ -314,18 +321,14 @@ public final class PostgresConnection {
         }
         PQclear(start)
 
-        var buffer: [UInt8] = []
-        buffer.reserveCapacity(Self.copyChunkSize + 4096)
+        // CopyData messages need not end at rows: the text goes out in fixed-size pieces.
         var sent = true
-        for row in rows {
-            PostgresCopyText.append(row, to: &buffer)
-            if buffer.count >= Self.copyChunkSize {
-                sent = putCopyData(buffer)
-                buffer.removeAll(keepingCapacity: true)
-                if !sent { break }
-            }
+        var offset = 0
+        while sent, offset < rows.text.count {
+            let end = min(offset + Self.copyChunkSize, rows.text.count)
+            sent = putCopyData(rows.text[offset..<end])
+            offset = end
         }
-        if sent, !buffer.isEmpty { sent = putCopyData(buffer) }
         if sent { sent = PQputCopyEnd(handle, nil) == 1 }
         roundTrips += 1
 
@@ -520,7 +523,7 @@ public final class PostgresConnection {
         }
     }
 
-    private func putCopyData(_ bytes: [UInt8]) -> Bool {
+    private func putCopyData(_ bytes: ArraySlice<UInt8>) -> Bool {
         bytes.withUnsafeBufferPointer { buffer in
             buffer.withMemoryRebound(to: CChar.self) {
                 PQputCopyData(handle, $0.baseAddress, Int32($0.count)) == 1

@@ -15,32 +15,46 @@ struct EventRows {
         "outcome", "attributed_message_id",
     ]
 
-    private(set) var rows: [[String?]] = []
+    /// The rows in COPY's text, written field by field (no array of strings per event).
+    private(set) var rows = PostgresCopyRows()
 
     var count: Int { rows.count }
 
     mutating func append(_ item: IngestBatch.Item) {
         let event = item.event
-        rows.append([
-            item.receivedAt.postgresText, item.appId, event.eventTime.postgresText,
-            event.clientTime?.postgresText,
-            event.timeFlag?.rawValue, event.eventId, event.reportKey, event.pageId, event.category,
-            event.action,
-            event.label, event.messageId, event.campaignId, event.deviceId,
-            event.appActive?.postgresText,
-            event.source, event.properties.map { String(decoding: $0, as: UTF8.self) },
-            event.platform,
-            event.osVersion, event.appVersion, event.build, event.locale,
-            event.notificationsEnabled?.postgresText,
-            item.outcome.rawValue, item.attributedMessageId,
-        ])
+        rows.add(item.receivedAt)
+        rows.add(item.appId)
+        rows.add(event.eventTime)
+        rows.add(event.clientTime)
+        rows.add(event.timeFlag?.rawValue)
+        rows.add(event.eventId)
+        rows.add(event.reportKey)
+        rows.add(event.pageId)
+        rows.add(event.category)
+        rows.add(event.action)
+        rows.add(event.label)
+        rows.add(event.messageId)
+        rows.add(event.campaignId)
+        rows.add(event.deviceId)
+        rows.add(event.appActive)
+        rows.add(event.source)
+        rows.add(event.properties.map { String(decoding: $0, as: UTF8.self) })
+        rows.add(event.platform)
+        rows.add(event.osVersion)
+        rows.add(event.appVersion)
+        rows.add(event.build)
+        rows.add(event.locale)
+        rows.add(event.notificationsEnabled)
+        rows.add(item.outcome.rawValue)
+        rows.add(item.attributedMessageId)
+        rows.endRow()
     }
 
     private static let copyStatement =
         "COPY events (\(columns.joined(separator: ", "))) FROM STDIN"
 
     func insert(on connection: PostgresConnection) throws {
-        guard !rows.isEmpty else { return }
+        guard rows.count > 0 else { return }
         _ = try connection.copyIn(
             Self.copyStatement, rows: rows)
     }
