@@ -545,15 +545,30 @@ public final class PostgresConnection {
 @available(*, unavailable)
 extension PostgresConnection: Sendable {}
 
-/// Calls `body` with C copies of `strings` (nil stays a null pointer) that live until it returns.
+/// Calls `body` with C copies of `strings` (nil stays a null pointer) that live until it returns:
+/// all of them, each NUL-terminated, in one buffer (a statement binds a few dozen parameters of
+/// up to kilobytes each, and a `strdup` and `free` apiece cost more than the copying).
 func withCStringArray<Result>(
     _ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> Result
 ) -> Result {
-    let copies = strings.map { string -> UnsafeMutablePointer<CChar>? in
-        string.flatMap { strdup($0) }
+    var bytes: [UInt8] = []
+    bytes.reserveCapacity(strings.reduce(0) { $0 + ($1?.utf8.count ?? 0) + 1 })
+    var offsets: [Int] = []
+    offsets.reserveCapacity(strings.count)
+    for string in strings {
+        guard let string else {
+            offsets.append(-1)
+            continue
+        }
+        offsets.append(bytes.count)
+        bytes.append(contentsOf: string.utf8)
+        bytes.append(0)
     }
-    defer { for copy in copies { free(copy) } }
-    return body(copies.map { $0.map { UnsafePointer($0) } })
+    return bytes.withUnsafeBufferPointer { buffer in
+        buffer.withMemoryRebound(to: CChar.self) { text in
+            body(offsets.map { $0 < 0 ? nil : UnsafePointer(text.baseAddress! + $0) })
+        }
+    }
 }
 
 /// A statement's SQL text as the key of the prepared statements: hashed by its length and its
