@@ -306,8 +306,9 @@ public final class PostgresConnection {
         return try copyIn(sql, rows: text)
     }
 
-    /// Streams rows already in COPY's text format (``PostgresCopyRows``) through `COPY … FROM
-    /// STDIN` and returns the rows copied. Data goes out in chunks of about 64 KiB.
+    /// Streams rows already in one of COPY's formats (``PostgresCopyRows``) through `COPY … FROM
+    /// STDIN` (with `(FORMAT binary)` for binary rows) and returns the rows copied. Data goes out
+    /// in chunks of about 64 KiB.
     public func copyIn(_ sql: String, rows: PostgresCopyRows) throws(PostgresError) -> Int {
         try sendPendingBegin()
         statementsSent += 1
@@ -321,14 +322,15 @@ public final class PostgresConnection {
         }
         PQclear(start)
 
-        // CopyData messages need not end at rows: the text goes out in fixed-size pieces.
+        // CopyData messages need not end at rows: the data goes out in fixed-size pieces.
         var sent = true
         var offset = 0
-        while sent, offset < rows.text.count {
-            let end = min(offset + Self.copyChunkSize, rows.text.count)
-            sent = putCopyData(rows.text[offset..<end])
+        while sent, offset < rows.bytes.count {
+            let end = min(offset + Self.copyChunkSize, rows.bytes.count)
+            sent = putCopyData(rows.bytes[offset..<end])
             offset = end
         }
+        if sent, rows.format == .binary { sent = putCopyData(PostgresCopyRows.binaryTrailer[...]) }
         if sent { sent = PQputCopyEnd(handle, nil) == 1 }
         roundTrips += 1
 

@@ -15,6 +15,15 @@ enum PostgresTimestamp {
         return String(decoding: buffer, as: UTF8.self)
     }
 
+    /// The binary form of `timestamptz`: microseconds since 2000-01-01 00:00 UTC, rounded as
+    /// `append` rounds them, and PostgreSQL's ±infinity where `append` writes it.
+    static func binary(_ date: Date) -> Int64 {
+        let seconds = date.timeIntervalSince1970
+        if seconds.isNaN || seconds >= limitSeconds { return .max }
+        if seconds <= -limitSeconds { return .min }
+        return Int64((seconds * Double(microsPerSecond)).rounded()) - 946_684_800 * microsPerSecond
+    }
+
     /// Appends `format(date)`'s bytes, building no intermediate strings (arrays of timestamps
     /// are on the ingestion writer's path).
     static func append(_ date: Date, to buffer: inout [UInt8]) {

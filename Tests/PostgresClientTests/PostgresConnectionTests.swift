@@ -215,6 +215,67 @@ import Testing
         #expect(try connection.copyIn("COPY bulk FROM STDIN", rows: []) == 0)
     }
 
+    /// The same rows in both formats read back as the same values: text needing escapes in the
+    /// text format, NULLs, timestamps on either side of 1970 and 2000 and at infinity, booleans,
+    /// jsonb, and a binary copy large enough to go out in several pieces.
+    @Test func copyInBinaryAndTextGiveTheSameRows() throws {
+        let connection = try connect()
+        let columns = "n int, t text, ts timestamptz, b boolean, j jsonb"
+        try connection.execute(
+            "CREATE TEMP TABLE as_text (\(columns)); CREATE TEMP TABLE as_binary (\(columns))")
+        let dates: [Date?] = [
+            Date(timeIntervalSince1970: 1_700_000_000.123456), Date(timeIntervalSince1970: -1.5),
+            Date(timeIntervalSince1970: 946_684_799.999999), nil, .distantFuture, .distantPast,
+        ]
+        let texts: [String?] = [
+            "tab\there", "", nil, "back\\slash \\N", "ünïcødé 🚀", "new\nline\r",
+        ]
+        func fill(_ format: PostgresCopyRows.Format) -> PostgresCopyRows {
+            var rows = PostgresCopyRows(format: format)
+            for n in 0..<3000 {
+                rows.add(String(n))
+                rows.add(texts[n % texts.count])
+                rows.add(dates[n % dates.count])
+                rows.add(n % 3 == 0 ? nil : n % 3 == 1)
+                rows.add(json: n % 4 == 0 ? nil : Array(#"{"k": [\#(n), "v\t"]}"#.utf8))
+                rows.endRow()
+            }
+            return rows
+        }
+        // The int column goes as text in binary too: int4's binary form is not text's.
+        try connection.execute("ALTER TABLE as_binary ALTER n TYPE text")
+        #expect(try connection.copyIn("COPY as_text FROM STDIN", rows: fill(.text)) == 3000)
+        #expect(
+            try connection.copyIn("COPY as_binary FROM STDIN (FORMAT binary)", rows: fill(.binary))
+                == 3000)
+        let differing = try connection.query(
+            """
+            SELECT count(*) AS n FROM as_text a FULL JOIN as_binary b ON a.n::text = b.n
+            WHERE a.n IS NULL OR b.n IS NULL OR a.t IS DISTINCT FROM b.t
+               OR a.ts IS DISTINCT FROM b.ts OR a.b IS DISTINCT FROM b.b OR a.j IS DISTINCT FROM b.j
+            """)
+        #expect(differing[0].int("n") == 0)
+        let first = try connection.query(
+            "SELECT t, ts, b, j::text AS j FROM as_binary WHERE n IN ('0', '1', '4', '5') ORDER BY n"
+        )
+        #expect(first.map { $0["t"] } == ["tab\there", "", "ünïcødé 🚀", "new\nline\r"])
+        #expect(first[0].date("ts") == dates[0])
+        #expect(first[1].date("ts") == dates[1])
+        #expect(first[2].date("ts") == .distantFuture)
+        #expect(first[3].date("ts") == .distantPast)
+        #expect(first.map { $0.bool("b") } == [nil, true, true, false])
+        #expect(first.map { $0["j"] } == [nil, #"{"k": [1, "v\t"]}"#, nil, #"{"k": [5, "v\t"]}"#])
+        // A field the column's type cannot read refuses the copy, and the connection stays usable.
+        var wrong = PostgresCopyRows(format: .binary)
+        wrong.add(Date())
+        wrong.endRow()
+        let error = try #require(throws: PostgresError.self) {
+            try connection.copyIn("COPY as_text (b) FROM STDIN (FORMAT binary)", rows: wrong)
+        }
+        #expect(error.kind == .copy)
+        #expect(try connection.query("SELECT count(*) AS n FROM as_text")[0].int("n") == 3000)
+    }
+
     @Test func copyInOfBadRowsFailsAndLeavesTheConnectionUsable() throws {
         let connection = try connect()
         try connection.execute("CREATE TEMP TABLE strict (n int, a text)")

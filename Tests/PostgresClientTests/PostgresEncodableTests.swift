@@ -102,7 +102,7 @@ let awkwardStrings = [
         rows.addRow([""])
         #expect(rows.count == 3)
         #expect(
-            String(decoding: rows.text, as: UTF8.self)
+            String(decoding: rows.bytes, as: UTF8.self)
                 == "a\\tb\t\\N\tc\\\\d\\ne\\rf\t\n"
                 + "2023-11-14T22:13:20.500000Z\t\\N\tt\tf\t\\N\té\n" + "\n")
     }

@@ -15,8 +15,10 @@ struct EventRows {
         "outcome", "attributed_message_id",
     ]
 
-    /// The rows in COPY's text, written field by field (no array of strings per event).
-    private(set) var rows = PostgresCopyRows()
+    /// The rows in COPY's binary format, written field by field: no array of strings per event,
+    /// and nothing for PostgreSQL to parse (about 10 % less of its CPU per row than the text
+    /// format, `loadtest/copy_formats.sh`).
+    private(set) var rows = PostgresCopyRows(format: .binary)
 
     var count: Int { rows.count }
 
@@ -38,7 +40,7 @@ struct EventRows {
         rows.add(event.deviceId)
         rows.add(event.appActive)
         rows.add(event.source)
-        rows.add(event.properties.map { String(decoding: $0, as: UTF8.self) })
+        rows.add(json: event.properties)
         rows.add(event.platform)
         rows.add(event.osVersion)
         rows.add(event.appVersion)
@@ -51,7 +53,7 @@ struct EventRows {
     }
 
     private static let copyStatement =
-        "COPY events (\(columns.joined(separator: ", "))) FROM STDIN"
+        "COPY events (\(columns.joined(separator: ", "))) FROM STDIN (FORMAT binary)"
 
     func insert(on connection: PostgresConnection) throws {
         guard rows.count > 0 else { return }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# PostgreSQL's CPU per raw row for COPY in text and in binary format (why the writer copies its
+# raw rows in binary, issue 17): a fresh PostgreSQL, COPY_ROWS (200,000) generated events copied
+# into the raw table, copied out in both formats, then in again, twice each, alternating; the CPU
+# of the postmaster and all its processes per row. Figures, not a test: exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+COPY_ROWS=${COPY_ROWS:-200000}
+
+bench_name=copyformats
+# shellcheck source=loadtest/fresh.sh
+source loadtest/fresh.sh
+events_csv "$work/events.csv" "$COPY_ROWS"
+columns="received_at, app_id, event_time, client_time, time_flag, event_id, report_key, page_id, category, action, label, message_id, campaign_id, device_id, app_active, source, properties, platform, os_version, app_version, build, locale, notifications_enabled, outcome"
+psql "$DATABASE_URL" -qc "\\copy events ($columns) FROM '$work/events.csv' WITH (FORMAT csv)"
+psql "$DATABASE_URL" -qc "\\copy (SELECT $columns FROM events) TO '$work/events.text'"
+psql "$DATABASE_URL" -qc "\\copy (SELECT $columns FROM events) TO '$work/events.binary' WITH (FORMAT binary)"
+for format in text binary text binary; do
+    psql "$DATABASE_URL" -qc "TRUNCATE events" -c "CHECKPOINT"
+    before=$(pg_cpu)
+    psql "$DATABASE_URL" -qc "\\copy events ($columns) FROM '$work/events.$format' WITH (FORMAT $format)"
+    after=$(pg_cpu)
+    python3 -c "print(f'copy_formats: $format: {($after - $before) / $COPY_ROWS * 1e6:.1f} µs of PostgreSQL CPU per row')"
+done
