@@ -13,14 +13,11 @@ public struct HTTPHeaders: Sendable {
 
     /// The value of the field `name` (case-insensitive), or nil when absent.
     public subscript(name: String) -> String? {
-        // Read in place, by length first: a route asks for a dozen fields of every request, and
-        // copying out each name and value it passed cost more than the comparisons.
-        let length = name.utf8.count
+        // Read in place: a route asks for a dozen fields of every request, and copying out each
+        // name and value it passed cost more than the comparisons.
         var joined: String?
         all.withUnsafeBufferPointer { fields in
-            for index in fields.indices
-            where fields[index].name.utf8.count == length && Self.sameName(fields[index].name, name)
-            {
+            for index in fields.indices where Self.sameName(fields[index].name, name) {
                 let value = fields[index].value
                 joined = joined.map { $0 + ", " + value } ?? value
             }

@@ -40,63 +40,43 @@ enum PostgresTimestamp {
         let (wholeSeconds, fraction) = floorDivide(micros, microsPerSecond)
         let (days, secondOfDay) = floorDivide(wholeSeconds, 86_400)
         let (year, month, day) = civilDate(daysSince1970: days)
-        if year >= 1 && year <= 9999 {
-            appendFixed(
-                year: year, month: month, day: day, secondOfDay: secondOfDay, fraction: fraction,
-                to: &buffer)
-            return
-        }
         appendPadded(year > 0 ? year : 1 - year, 4, to: &buffer)
-        buffer.append(UInt8(ascii: "-"))
-        appendPadded(month, 2, to: &buffer)
-        buffer.append(UInt8(ascii: "-"))
-        appendPadded(day, 2, to: &buffer)
-        buffer.append(UInt8(ascii: "T"))
-        appendPadded(secondOfDay / 3600, 2, to: &buffer)
-        buffer.append(UInt8(ascii: ":"))
-        appendPadded(secondOfDay / 60 % 60, 2, to: &buffer)
-        buffer.append(UInt8(ascii: ":"))
-        appendPadded(secondOfDay % 60, 2, to: &buffer)
-        buffer.append(UInt8(ascii: "."))
-        appendPadded(fraction, 6, to: &buffer)
-        buffer.append(UInt8(ascii: "Z"))
+        appendFixedWidth(
+            month: month, day: day, secondOfDay: secondOfDay, fraction: fraction, to: &buffer)
         if year <= 0 { buffer.append(contentsOf: " BC".utf8) }
     }
 
-    /// `append`'s text for years 1 to 9999, which is all of them in practice: 27 bytes of
-    /// fixed width written into a stack buffer two digits at a time, then appended at once.
-    private static func appendFixed(
-        year: Int64, month: Int64, day: Int64, secondOfDay: Int64, fraction: Int64,
-        to buffer: inout [UInt8]
+    /// `-MM-DDTHH:MM:SS.ffffffZ`, what follows the year: 23 bytes of fixed width written into a
+    /// stack buffer two digits at a time, then appended at once.
+    private static func appendFixedWidth(
+        month: Int64, day: Int64, secondOfDay: Int64, fraction: Int64, to buffer: inout [UInt8]
     ) {
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 27) { text in
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 23) { text in
             func pair(_ value: Int64, at offset: Int) {
                 text[offset] = UInt8(ascii: "0") + UInt8(value / 10)
                 text[offset + 1] = UInt8(ascii: "0") + UInt8(value % 10)
             }
-            pair(year / 100, at: 0)
-            pair(year % 100, at: 2)
-            text[4] = UInt8(ascii: "-")
-            pair(month, at: 5)
-            text[7] = UInt8(ascii: "-")
-            pair(day, at: 8)
-            text[10] = UInt8(ascii: "T")
-            pair(secondOfDay / 3600, at: 11)
-            text[13] = UInt8(ascii: ":")
-            pair(secondOfDay / 60 % 60, at: 14)
-            text[16] = UInt8(ascii: ":")
-            pair(secondOfDay % 60, at: 17)
-            text[19] = UInt8(ascii: ".")
-            pair(fraction / 10_000, at: 20)
-            pair(fraction / 100 % 100, at: 22)
-            pair(fraction % 100, at: 24)
-            text[26] = UInt8(ascii: "Z")
+            text[0] = UInt8(ascii: "-")
+            pair(month, at: 1)
+            text[3] = UInt8(ascii: "-")
+            pair(day, at: 4)
+            text[6] = UInt8(ascii: "T")
+            pair(secondOfDay / 3600, at: 7)
+            text[9] = UInt8(ascii: ":")
+            pair(secondOfDay / 60 % 60, at: 10)
+            text[12] = UInt8(ascii: ":")
+            pair(secondOfDay % 60, at: 13)
+            text[15] = UInt8(ascii: ".")
+            pair(fraction / 10_000, at: 16)
+            pair(fraction / 100 % 100, at: 18)
+            pair(fraction % 100, at: 20)
+            text[22] = UInt8(ascii: "Z")
             buffer.append(contentsOf: UnsafeBufferPointer(text))
         }
     }
 
     /// Appends a non-negative number in decimal, zero-padded to `width` digits, a byte at a
-    /// time (this runs several times per timestamp on the writer's path).
+    /// time (a timestamp's year).
     private static func appendPadded(_ value: Int64, _ width: Int, to buffer: inout [UInt8]) {
         var digits = 1
         var divisor: Int64 = 1

@@ -282,6 +282,26 @@ import Testing
         }
     }
 
+    /// The media type read in place gives what lower-casing and comparing gave: letters in any
+    /// case, parameters and surrounding spaces or tabs ignored, nothing near a match taken.
+    @Test func mediaTypesAreReadAsJSONExactlyWhenTheyShouldBe() {
+        for accepted in [
+            "application/json", "APPLICATION/JSON", "\tapplication/json\t; x=y", "text/plain",
+            "TEXT/PLAIN;charset=UTF-8", "application/+json", "Application/Vnd.API+JSON", "", " ",
+            ";", " ; charset=utf-8",
+        ] {
+            #expect(RequestBody.readsAsJSON(contentType: accepted), "\(accepted)")
+        }
+        for refused in [
+            "application/jsonp", "application/json5", "application/jso", "text/plain-json",
+            "text/plainx", "text/html", "application/xml", "application+json", "+json",
+            "application/", "appl\u{130}cation/json", "application/json x", "x application/json",
+            "multipart/form-data; boundary=x",
+        ] {
+            #expect(!RequestBody.readsAsJSON(contentType: refused), "\(refused)")
+        }
+    }
+
     @Test func contentHeadersAreCheckedOnce() {
         for type in [
             "application/json", "Application/JSON; charset=utf-8", "application/vnd.x+json",

@@ -16,7 +16,7 @@ struct EventRows {
     ]
 
     /// The rows in COPY's binary format, written field by field: no array of strings per event,
-    /// and nothing for PostgreSQL to parse (about 10 % less of its CPU per row than the text
+    /// and nothing for PostgreSQL to parse (about 7 % less of its CPU per row than the text
     /// format, `loadtest/copy_formats.sh`).
     private(set) var rows = PostgresCopyRows(format: .binary)
 
@@ -57,7 +57,6 @@ struct EventRows {
 
     func insert(on connection: PostgresConnection) throws {
         guard rows.count > 0 else { return }
-        _ = try connection.copyIn(
-            Self.copyStatement, rows: rows)
+        _ = try connection.copyIn(Self.copyStatement, rows: rows)
     }
 }

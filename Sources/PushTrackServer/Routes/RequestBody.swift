@@ -16,20 +16,44 @@ enum RequestBody {
     /// clients send), and no Content-Type at all (or an empty one), as older clients omit it.
     /// Encodings read: gzip (`x-gzip`), `identity`, none.
     static func checkHeaders(_ request: HTTPRequest) throws(APIError) {
-        // What nearly every client sends, accepted without splitting and lower-casing it.
-        if let type = request.headers["content-type"], type != "application/json" {
-            let media = HTTPHeaders.trimmed(String(type.split(separator: ";").first ?? ""))
-                .lowercased()
-            if !(media.isEmpty || media == "application/json" || media == "text/plain"
-                || (media.hasPrefix("application/") && media.hasSuffix("+json")))
-            {
-                throw .unsupportedMediaType(type)
-            }
+        if let type = request.headers["content-type"], !readsAsJSON(contentType: type) {
+            throw .unsupportedMediaType(type)
         }
         if let encoding = request.headers["content-encoding"] {
             if !["gzip", "x-gzip", "identity", ""].contains(normalized(encoding)) {
                 throw .unsupportedEncoding(encoding)
             }
+        }
+    }
+
+    /// Whether a `Content-Type` names a body read as JSON (see ``checkHeaders(_:)``): its media
+    /// type, before any parameter and without spaces or tabs around it, compared ASCII
+    /// case-insensitively in place (this runs for every request, and building a lower-cased
+    /// copy cost more than the rest of the check).
+    static func readsAsJSON(contentType: String) -> Bool {
+        var type = contentType
+        return type.withUTF8 { bytes in
+            var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
+            var start = 0
+            while start < end && (bytes[start] == 0x20 || bytes[start] == 0x09) { start += 1 }
+            while end > start && (bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09) { end -= 1 }
+            let media = bytes[start..<end]
+            func matches(_ literal: StaticString, at offset: Int) -> Bool {
+                let expected = UnsafeBufferPointer(
+                    start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+                guard offset >= 0, offset + expected.count <= media.count else { return false }
+                // The literals are lower case; `| 0x20` lower-cases ASCII letters only where
+                // the literal has a letter.
+                return expected.indices.allSatisfy { index in
+                    let byte = media[media.startIndex + offset + index]
+                    let want = expected[index]
+                    return byte == want || (want >= 0x61 && want <= 0x7A && byte | 0x20 == want)
+                }
+            }
+            return media.isEmpty
+                || (media.count == 16 && matches("application/json", at: 0))
+                || (media.count == 10 && matches("text/plain", at: 0))
+                || (matches("application/", at: 0) && matches("+json", at: media.count - 5))
         }
     }
 
