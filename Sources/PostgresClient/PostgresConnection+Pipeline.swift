@@ -32,24 +32,27 @@ extension PostgresConnection {
     func pipeline(_ statements: [PipelinedStatement]) throws(PostgresError) -> [PostgresRows] {
         // A parameter PostgreSQL cannot take is refused before anything is sent.
         let parameters = try statements.map { (statement) throws(PostgresError) in
-            try Self.checked(statement.query.bindings)
+            try PostgresParameters(statement.query.bindings)
         }
         guard PQenterPipelineMode(handle) == 1 else { throw failure(.query) }
         // What each result read back answers: a preparation (of this key) or a statement.
         var expected: [StatementText?] = []
         var sent = true
         var names: [StatementText: String] = [:]
-        for (pipelined, texts) in zip(statements, parameters) {
+        for (pipelined, parameters) in zip(statements, parameters) {
             statementsSent += 1
             let statement = pipelined.query
             let queued: Int32
             if options.namedStatements && pipelined.prepared {
-                let key = StatementText(statement.sql)
+                let key = StatementText(statement.sql, types: parameters.types)
                 var name = preparedStatements[key] ?? names[key]
                 if name == nil {
                     let fresh = "pt_\(statementsPrepared)"
                     statementsPrepared += 1
-                    guard PQsendPrepare(handle, fresh, statement.sql, 0, nil) == 1 else {
+                    let prepared = parameters.withTypes { count, types in
+                        PQsendPrepare(handle, fresh, statement.sql, count, types)
+                    }
+                    guard prepared == 1 else {
                         sent = false
                         break
                     }
@@ -57,13 +60,13 @@ extension PostgresConnection {
                     expected.append(key)
                     name = fresh
                 }
-                queued = withCStringArray(texts) { values in
-                    PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
+                queued = parameters.withValues { count, _, values, lengths, formats in
+                    PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
                 }
             } else {
-                queued = withCStringArray(texts) { values in
+                queued = parameters.withValues { count, types, values, lengths, formats in
                     PQsendQueryParams(
-                        handle, statement.sql, Int32(values.count), nil, values, nil, nil, 0)
+                        handle, statement.sql, count, types, values, lengths, formats, 0)
                 }
             }
             guard queued == 1 else {

@@ -137,9 +137,9 @@ public final class PostgresConnection {
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         if beginPending { return try withPendingBegin(query, prepared: false) }
         statementsSent += 1
-        let texts = try Self.checked(query.bindings)
-        let sent = withCStringArray(texts) { values in
-            PQsendQueryParams(handle, query.sql, Int32(values.count), nil, values, nil, nil, 0)
+        let parameters = try PostgresParameters(query.bindings)
+        let sent = parameters.withValues { count, types, values, lengths, formats in
+            PQsendQueryParams(handle, query.sql, count, types, values, lengths, formats, 0)
         }
         return try results(sent: sent == 1, operation: .query)
     }
@@ -157,50 +157,29 @@ public final class PostgresConnection {
         guard options.namedStatements else { return try self.query(query) }
         if beginPending { return try withPendingBegin(query, prepared: true) }
         statementsSent += 1
-        let texts = try Self.checked(query.bindings)
+        let parameters = try PostgresParameters(query.bindings)
+        let key = StatementText(query.sql, types: parameters.types)
         let name: String
-        if let existing = preparedStatements[StatementText(query.sql)] {
+        if let existing = preparedStatements[key] {
             name = existing
         } else {
             name = "pt_\(statementsPrepared)"
             statementsPrepared += 1
-            _ = try results(
-                sent: PQsendPrepare(handle, name, query.sql, 0, nil) == 1, operation: .query)
-            preparedStatements[StatementText(query.sql)] = name
+            let sent = parameters.withTypes { count, types in
+                PQsendPrepare(handle, name, query.sql, count, types)
+            }
+            _ = try results(sent: sent == 1, operation: .query)
+            preparedStatements[key] = name
         }
-        let sent = withCStringArray(texts) { values in
-            PQsendQueryPrepared(handle, name, Int32(values.count), values, nil, nil, 0)
+        let sent = parameters.withValues { count, _, values, lengths, formats in
+            PQsendQueryPrepared(handle, name, count, values, lengths, formats, 0)
         }
         do {
             return try results(sent: sent == 1, operation: .query)
         } catch {
-            if error.sqlState == .featureNotSupported {
-                preparedStatements[StatementText(query.sql)] = nil
-            }
+            if error.sqlState == .featureNotSupported { preparedStatements[key] = nil }
             throw error
         }
-    }
-
-    /// Whether `text` holds a NUL byte, with `memchr` (parameters can be array literals of many
-    /// kilobytes, checked for every batch).
-    private static func containsNUL(_ text: String) -> Bool {
-        var text = text
-        return text.withUTF8 { utf8 in
-            guard let start = utf8.baseAddress else { return false }
-            return memchr(start, 0, utf8.count) != nil
-        }
-    }
-
-    /// The parameters, refusing a NUL byte (PostgreSQL text cannot hold one).
-    static func checked(_ texts: [String?]) throws(PostgresError) -> [String?] {
-        if let position = texts.firstIndex(where: { $0.map(containsNUL) == true }) {
-            throw PostgresError(
-                kind: .query, sqlState: .characterNotInRepertoire,
-                message:
-                    "parameter $\(position + 1) contains a NUL byte, which PostgreSQL text cannot hold"
-            )
-        }
-        return texts
     }
 
     /// Runs SQL over the simple-query protocol: no parameters, but several statements separated
@@ -577,10 +556,17 @@ func withCStringArray<Result>(
 /// first and last 64 bytes instead of every byte, since the writer looks up statements of a
 /// kilobyte or more several times per group commit (SipHash over all of them cost more than the
 /// rest of the lookup). Equal keys still compare the whole text.
+///
+/// The parameters' declared types are part of the key: a statement prepared for a `text[]`
+/// parameter cannot run with a `bigint[]` one in binary.
 struct StatementText: Hashable {
     let sql: String
+    let types: [UInt32]
 
-    init(_ sql: String) { self.sql = sql }
+    init(_ sql: String, types: [UInt32]) {
+        self.sql = sql
+        self.types = types
+    }
 
     func hash(into hasher: inout Hasher) {
         var sql = sql

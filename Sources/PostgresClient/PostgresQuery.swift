@@ -1,3 +1,5 @@
+import Foundation
+
 /// One SQL statement and its parameters, written as a string literal whose interpolated values
 /// are bound as parameters (`$1`, `$2`, …) and never spliced into the SQL text.
 ///
@@ -8,7 +10,10 @@
 /// ```
 ///
 /// A value is anything ``PostgresEncodable`` (an `Optional` of one is SQL NULL when nil, an
-/// array is an array literal: cast it in SQL, `\(ids)::text[]`). A `PostgresQuery` interpolated
+/// array is an array literal: cast it in SQL, `\(ids)::text[]`). An array of strings, integers,
+/// booleans or timestamps, or of optionals of them, goes in PostgreSQL's binary format,
+/// declared as `text[]`, `bigint[]`, `boolean[]` or `timestamptz[]`; a cast to another type
+/// converts from that. A `PostgresQuery` interpolated
 /// into another is a fragment: its text is inserted and its parameters renumbered, so a condition
 /// shared by several statements is written once. Only ``StringInterpolation/appendInterpolation(unescaped:)``
 /// and ``StringInterpolation/appendInterpolation(identifier:)`` put text from Swift into the SQL,
@@ -20,8 +25,8 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
 {
     /// The statement, with `$1`, `$2`, … where values were interpolated.
     public private(set) var sql: String
-    /// The parameters in PostgreSQL's text input format, `$1` first; nil is SQL NULL.
-    public private(set) var bindings: [String?]
+    /// The parameters, `$1` first.
+    public private(set) var bindings: [PostgresBinding]
     /// Where each placeholder starts in `sql` (UTF-8 offsets, in binding order), so that this
     /// query can be renumbered when it is interpolated into another.
     private var placeholders: [Int]
@@ -56,7 +61,7 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
 
     public struct StringInterpolation: StringInterpolationProtocol, Sendable {
         var sql: String
-        var bindings: [String?]
+        var bindings: [PostgresBinding]
         var placeholders: [Int]
 
         public init(literalCapacity: Int, interpolationCount: Int) {
@@ -75,13 +80,28 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
 
         /// A value, bound as the next parameter.
         public mutating func appendInterpolation(_ value: some PostgresEncodable) {
-            bind(value.postgresText)
+            bind(.text(value.postgresText))
         }
 
         /// A value bound as the next parameter; nil binds SQL NULL.
         public mutating func appendInterpolation(_ value: (some PostgresEncodable)?) {
-            bind(value?.postgresText)
+            bind(.text(value?.postgresText))
         }
+
+        // Arrays of strings, integers, booleans and timestamps, bound as the next parameter in
+        // PostgreSQL's binary format (declared `text[]`, `bigint[]`, `boolean[]`,
+        // `timestamptz[]`). One overload per type rather than one generic: a generic called from
+        // another module runs unspecialized, and looking up its array type cost more per array
+        // than building the literal did.
+
+        public mutating func appendInterpolation(_ values: [String]) { bind(.binaryArray(values)) }
+        public mutating func appendInterpolation(_ values: [String?]) { bind(.binaryArray(values)) }
+        public mutating func appendInterpolation(_ values: [Int]) { bind(.binaryArray(values)) }
+        public mutating func appendInterpolation(_ values: [Int?]) { bind(.binaryArray(values)) }
+        public mutating func appendInterpolation(_ values: [Bool]) { bind(.binaryArray(values)) }
+        public mutating func appendInterpolation(_ values: [Bool?]) { bind(.binaryArray(values)) }
+        public mutating func appendInterpolation(_ values: [Date]) { bind(.binaryArray(values)) }
+        public mutating func appendInterpolation(_ values: [Date?]) { bind(.binaryArray(values)) }
 
         /// A fragment: its SQL, with its parameters appended to these and renumbered.
         public mutating func appendInterpolation(_ fragment: PostgresQuery) {
@@ -112,8 +132,8 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
             sql += PostgresQuery.quoted(identifier: identifier)
         }
 
-        private mutating func bind(_ text: String?) {
-            bindings.append(text)
+        private mutating func bind(_ binding: PostgresBinding) {
+            bindings.append(binding)
             placeholders.append(sql.utf8.count)
             sql += PostgresQuery.placeholder(bindings.count)
         }
@@ -132,6 +152,24 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
     public static func quoted(identifier name: String) -> String {
         "\"" + name.replacingAll("\"", with: "\"\"") + "\""
     }
+}
+
+/// One parameter of a statement, as libpq sends it.
+public enum PostgresBinding: Sendable, Hashable, ExpressibleByStringLiteral,
+    ExpressibleByNilLiteral
+{
+    /// Text in the input syntax of the type PostgreSQL infers from the statement; nil is NULL.
+    case text(String?)
+    /// An array in PostgreSQL's binary format, declared as the array type `type` (an OID).
+    /// `containsNUL`: a string element holds a NUL byte, which PostgreSQL text cannot hold (the
+    /// statement is refused before it is sent).
+    case binary(type: UInt32, bytes: [UInt8], containsNUL: Bool)
+
+    /// A text parameter (how tests write the parameters they expect).
+    public init(stringLiteral value: String) { self = .text(value) }
+
+    /// NULL.
+    public init(nilLiteral: ()) { self = .text(nil) }
 }
 
 extension String {

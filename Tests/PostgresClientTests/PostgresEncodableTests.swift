@@ -285,3 +285,154 @@ let awkwardStrings = [
         #expect(error.message.contains("$2"))
     }
 }
+
+/// Arrays of strings, integers, booleans and timestamps go in PostgreSQL's binary format; the
+/// same values as array literals must read back identically, through every way a statement is
+/// sent.
+@Suite struct PostgresBinaryArrayTests {
+    static let dates: [Date?] = [
+        Date(timeIntervalSince1970: 1_700_000_000.123456), Date(timeIntervalSince1970: 0), nil,
+        Date(timeIntervalSince1970: -1.000001), Date(timeIntervalSince1970: 946_684_800),
+        Date(timeIntervalSince1970: 946_684_799.999999),
+        Date(timeIntervalSince1970: 253_402_300_799.999999),
+        Date(timeIntervalSince1970: -63_524_217_600), .distantPast, .distantFuture,
+        // Past PostgreSQL's range: ±infinity.
+        Date(timeIntervalSince1970: -1e13), Date(timeIntervalSince1970: 1e13),
+    ]
+    static let strings: [String?] = awkwardStrings + [nil, String(repeating: "é", count: 3000)]
+    static let integers: [Int?] = [0, 1, -1, Int.max, Int.min, nil, 1_000_000_007]
+    static let booleans: [Bool?] = [true, nil, false]
+
+    /// The values as text, binary first, then from the array literal, prepared or not.
+    private func both(_ connection: PostgresConnection, prepared: Bool) throws
+        -> (binary: [[String?]], literal: [[String?]])
+    {
+        let binary: PostgresQuery = """
+            SELECT array_to_json(\(Self.strings)::text[])::text AS s,
+                   \(Self.dates)::timestamptz[]::text AS d,
+                   \(Self.integers)::bigint[]::text AS i, \(Self.booleans)::boolean[]::text AS b,
+                   \(Self.integers.compactMap { $0.map { $0 % 1000 } })::int[]::text AS narrow,
+                   \(["2024-02-29", "1999-12-31"])::date[]::text AS days,
+                   \([7, -3])::numeric[]::text AS numeric,
+                   cardinality(\([String]())::text[]) AS empty
+            """
+        let literal: PostgresQuery = """
+            SELECT array_to_json(\(Self.strings.postgresText)::text[])::text AS s,
+                   \(Self.dates.postgresText)::timestamptz[]::text AS d,
+                   \(Self.integers.postgresText)::bigint[]::text AS i,
+                   \(Self.booleans.postgresText)::boolean[]::text AS b,
+                   \(Self.integers.compactMap { $0.map { $0 % 1000 } }.postgresText)::int[]::text AS narrow,
+                   \(["2024-02-29", "1999-12-31"].postgresText)::date[]::text AS days,
+                   \([7, -3].postgresText)::numeric[]::text AS numeric,
+                   cardinality(\([String]().postgresText)::text[]) AS empty
+            """
+        #expect(binary.bindings.allSatisfy { if case .binary = $0 { true } else { false } })
+        #expect(literal.bindings.allSatisfy { if case .text = $0 { true } else { false } })
+        let run = { (query: PostgresQuery) throws(PostgresError) in
+            prepared ? try connection.queryPrepared(query) : try connection.query(query)
+        }
+        let columns = ["s", "d", "i", "b", "narrow", "days", "numeric", "empty"]
+        return (
+            try run(binary).map { row in columns.map { row[$0] } },
+            try run(literal).map { row in columns.map { row[$0] } }
+        )
+    }
+
+    @Test(arguments: [false, true])
+    func binaryArraysReadAsTheirLiteralsDo(prepared: Bool) throws {
+        let connection = try connect()
+        _ = try connection.query("SELECT set_config('TimeZone', 'Asia/Kolkata', false)")
+        let (binary, literal) = try both(connection, prepared: prepared)
+        #expect(binary == literal)
+        // And what they read is what was meant, not only the same mistake twice.
+        let row = try #require(binary.first)
+        #expect(row[2] == "{0,1,-1,9223372036854775807,-9223372036854775808,NULL,1000000007}")
+        #expect(row[3] == "{t,NULL,f}")
+        #expect(row[4] == "{0,1,-1,807,-808,7}")
+        #expect(row[5] == "{2024-02-29,1999-12-31}")
+        #expect(row[6] == "{7,-3}")
+        #expect(row[7] == "0")
+        #expect(
+            row[1]?.hasPrefix(
+                #"{"2023-11-15 03:43:20.123456+05:30","1970-01-01 05:30:00+05:30",NULL,"#) == true)
+        #expect(row[1]?.hasSuffix(",-infinity,infinity}") == true)
+        let strings = try connection.query(
+            "SELECT v FROM unnest(\(Self.strings)::text[]) WITH ORDINALITY AS t(v, n) ORDER BY n")
+        #expect(strings.map { $0["v"] } == Self.strings)
+        let dates = try connection.query(
+            "SELECT v FROM unnest(\(Self.dates)::timestamptz[]) WITH ORDINALITY AS t(v, n) ORDER BY n"
+        )
+        let read = dates.map { $0.date("v") }
+        #expect(
+            read.dropLast(2).map { $0.map(micros) } == Self.dates.dropLast(2).map { $0.map(micros) }
+        )
+        #expect(read.suffix(2) == [.distantPast, .distantFuture])
+    }
+
+    @Test func aPipelineSendsBinaryArraysPreparedAndNot() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE ledger (n bigint, t text, at timestamptz)")
+        try connection.transaction(pipelined: true) { connection in
+            _ = try connection.queryPrepared(
+                "INSERT INTO ledger SELECT * FROM unnest(\([1, 2])::bigint[], \(["a", "b"])::text[], \([Date(timeIntervalSince1970: 1), nil] as [Date?])::timestamptz[])"
+            )
+            try connection.queryAtCommit(
+                prepared: true,
+                "INSERT INTO ledger SELECT * FROM unnest(\([3])::bigint[], \([String?.none])::text[], \([Date(timeIntervalSince1970: 2)])::timestamptz[])"
+            )
+            try connection.queryAtCommit(
+                prepared: false,
+                "INSERT INTO ledger (n, t) SELECT n, 'x' FROM unnest(\([4, 5])::int[]) AS n")
+        }
+        let rows = try connection.query(
+            "SELECT n, t, extract(epoch FROM at)::int AS at FROM ledger ORDER BY n")
+        #expect(rows.map { $0.int("n") } == [1, 2, 3, 4, 5])
+        #expect(rows.map { $0["t"] } == ["a", "b", nil, "x", "x"])
+        #expect(rows.map { $0.int("at") } == [1, nil, 2, nil, nil])
+    }
+
+    @Test func oneStatementTextPreparedForTwoArrayTypesRunsWithEach() throws {
+        let connection = try connect()
+        for _ in 0..<2 {
+            let texts = try connection.queryPrepared(
+                "SELECT cardinality(\(["a", "b", "c"])::text[]) AS n")
+            let numbers = try connection.queryPrepared(
+                "SELECT cardinality(\([1, 2])::text[]) AS n")
+            #expect(texts[0].int("n") == 3)
+            #expect(numbers[0].int("n") == 2)
+        }
+    }
+
+    @Test func aNulByteInAStringElementIsRefusedBeforeSendingAndTheSessionStaysUsable() throws {
+        let connection = try connect()
+        let values: [String?] = ["fine", nil, "a\u{0}b"]
+        for prepared in [false, true] {
+            let error = try #require(throws: PostgresError.self) {
+                prepared
+                    ? try connection.queryPrepared("SELECT cardinality(\(values)::text[])")
+                    : try connection.query("SELECT cardinality(\(values)::text[])")
+            }
+            #expect(error.sqlState == .characterNotInRepertoire)
+            #expect(error.message.contains("parameter $1"))
+        }
+        let pipelined = try #require(throws: PostgresError.self) {
+            try connection.transaction(pipelined: true) { connection in
+                try connection.queryAtCommit(
+                    prepared: true, "SELECT \(1)::int, cardinality(\(["ok", "\u{0}"])::text[])")
+            }
+        }
+        #expect(pipelined.message.contains("parameter $2"))
+        #expect(
+            try connection.query("SELECT \(["still", "here"])::text[] AS v")[0]["v"]
+                == "{still,here}")
+    }
+
+    @Test func aWrongCastFailsInPostgreSQLNotSilently() throws {
+        let connection = try connect()
+        let error = try #require(throws: PostgresError.self) {
+            try connection.query("SELECT \([Int.max])::int[]")
+        }
+        #expect(error.sqlState == SQLState(rawValue: "22003"))  // numeric_value_out_of_range
+        #expect(try connection.query("SELECT 1 AS v")[0].int("v") == 1)
+    }
+}

@@ -28,7 +28,7 @@ import Testing
     func noValueIsEverSplicedIntoTheText(value: String) {
         let query: PostgresQuery = "SELECT \(value)::text AS v"
         #expect(query.sql == "SELECT $1::text AS v")
-        #expect(query.bindings == [value])
+        #expect(query.bindings == [.text(value)])
     }
 
     @Test func nilBindsNullAndNotTheTextNull() {
@@ -46,12 +46,37 @@ import Testing
             query.bindings == ["true", "2.5", "1970-01-01T00:00:00.000000Z", "\\xab01"])
     }
 
-    @Test func arraysBindAsOneArrayLiteral() {
-        let ids: [String?] = ["a", nil, "b,c"]
+    @Test func arraysOfStringsAndIntegersBindInBinaryWithTheirArrayType() {
+        let ids: [String?] = ["a", nil]
         let counts = [1, -2]
         let query: PostgresQuery = "SELECT * FROM unnest(\(ids)::text[], \(counts)::int[])"
         #expect(query.sql == "SELECT * FROM unnest($1::text[], $2::int[])")
-        #expect(query.bindings == [#"{"a",NULL,"b,c"}"#, "{1,-2}"])
+        // Dimensions, the has-NULL flag, the element type, the length and lower bound, then
+        // each element's length (−1 for NULL) and bytes; big-endian throughout.
+        let header: (UInt8, UInt8, Int) -> [UInt8] = { flag, type, count in
+            [0, 0, 0, 1, 0, 0, 0, flag, 0, 0, 0, type, 0, 0, 0, UInt8(count), 0, 0, 0, 1]
+        }
+        #expect(
+            query.bindings == [
+                .binary(
+                    type: 1009, bytes: header(1, 25, 2) + [0, 0, 0, 1, 0x61, 255, 255, 255, 255],
+                    containsNUL: false),
+                .binary(
+                    type: 1016,
+                    bytes: header(0, 20, 2) + [0, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 1]
+                        + [0, 0, 0, 8, 255, 255, 255, 255, 255, 255, 255, 254],
+                    containsNUL: false),
+            ])
+        // An empty array has no dimensions.
+        let empty: PostgresQuery = "SELECT \([Bool]())::boolean[]"
+        #expect(
+            empty.bindings == [
+                .binary(
+                    type: 1000, bytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16], containsNUL: false)
+            ])
+        // Other arrays (nested, of doubles, of bytes) stay array literals.
+        let literal: PostgresQuery = "SELECT \([[1, 2]])::int[], \([0.5])::float8[]"
+        #expect(literal.bindings == ["{{1,2}}", #"{"0.5"}"#])
     }
 
     @Test func aFragmentIsRenumberedAfterTheParametersBeforeIt() {
@@ -81,7 +106,7 @@ import Testing
         #expect(
             shifted.sql == "SELECT $1, " + (2...13).map { "$\($0)" }.joined(separator: ", ")
                 + " -- done")
-        #expect(shifted.bindings == ["first"] + (1...12).map { String($0) })
+        #expect(shifted.bindings == ["first"] + (1...12).map { .text(String($0)) })
     }
 
     @Test func aFragmentAfterMultiByteTextKeepsItsText() {

@@ -1,0 +1,134 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Musl)
+    import Musl
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
+/// An element of an array bound in PostgreSQL's binary format (``PostgresQuery``'s arrays of
+/// strings, integers, booleans and timestamps, and of optionals of them).
+///
+/// The ingestion writer binds arrays of these by the thousand (`unnest(\(ids)::text[], …)`).
+/// Bound as text, PostgreSQL scanned each literal for quotes and parsed every timestamp's
+/// syntax; bound in binary, each element is its length and its bytes.
+protocol PostgresBinaryArrayElement {
+    /// The element type's OID (`text` is 25), written in the array's header.
+    static var postgresElementType: UInt32 { get }
+    /// The array type's OID (`text[]` is 1009), the type the parameter is declared with: a cast in
+    /// the SQL (`\(counts)::int[]`) then converts from it.
+    static var postgresArrayType: UInt32 { get }
+    /// The element's size in bytes, after its length field; nil for NULL.
+    var binaryLength: Int? { get }
+    /// Writes the element's `binaryLength` bytes at `pointer`; whether they hold a NUL byte
+    /// (which PostgreSQL text cannot hold).
+    func writeBinary(to pointer: UnsafeMutableRawPointer) -> Bool
+}
+
+extension String: PostgresBinaryArrayElement {
+    static var postgresElementType: UInt32 { 25 }
+    static var postgresArrayType: UInt32 { 1009 }
+    var binaryLength: Int? { utf8.count }
+
+    func writeBinary(to pointer: UnsafeMutableRawPointer) -> Bool {
+        var text = self
+        return text.withUTF8 { utf8 in
+            guard let start = utf8.baseAddress else { return false }
+            pointer.copyMemory(from: start, byteCount: utf8.count)
+            return memchr(start, 0, utf8.count) != nil
+        }
+    }
+}
+
+extension Int: PostgresBinaryArrayElement {
+    /// `bigint`: cast in the SQL where the column is narrower.
+    static var postgresElementType: UInt32 { 20 }
+    static var postgresArrayType: UInt32 { 1016 }
+    var binaryLength: Int? { 8 }
+
+    func writeBinary(to pointer: UnsafeMutableRawPointer) -> Bool {
+        pointer.storeBytes(of: Int64(self).bigEndian, as: Int64.self)
+        return false
+    }
+}
+
+extension Bool: PostgresBinaryArrayElement {
+    static var postgresElementType: UInt32 { 16 }
+    static var postgresArrayType: UInt32 { 1000 }
+    var binaryLength: Int? { 1 }
+
+    func writeBinary(to pointer: UnsafeMutableRawPointer) -> Bool {
+        pointer.storeBytes(of: self ? 1 : 0, as: UInt8.self)
+        return false
+    }
+}
+
+extension Date: PostgresBinaryArrayElement {
+    /// `timestamptz`, to the microsecond as the text form rounds it (±infinity past
+    /// PostgreSQL's range).
+    static var postgresElementType: UInt32 { 1184 }
+    static var postgresArrayType: UInt32 { 1185 }
+    var binaryLength: Int? { 8 }
+
+    func writeBinary(to pointer: UnsafeMutableRawPointer) -> Bool {
+        pointer.storeBytes(of: PostgresTimestamp.binary(self).bigEndian, as: Int64.self)
+        return false
+    }
+}
+
+extension Optional: PostgresBinaryArrayElement where Wrapped: PostgresBinaryArrayElement {
+    static var postgresElementType: UInt32 { Wrapped.postgresElementType }
+    static var postgresArrayType: UInt32 { Wrapped.postgresArrayType }
+    var binaryLength: Int? { self?.binaryLength }
+
+    func writeBinary(to pointer: UnsafeMutableRawPointer) -> Bool {
+        self?.writeBinary(to: pointer) ?? false
+    }
+}
+
+extension PostgresBinding {
+    /// `values` as a one-dimensional array in PostgreSQL's binary format (`array_recv`'s
+    /// input): the dimensions, whether an element is NULL, the element type, the length and
+    /// lower bound, then each element's length (−1 for NULL) and bytes; big-endian throughout.
+    /// Sized first and written once. Called with concrete types only (``PostgresQuery``'s
+    /// overloads), so that it is specialized for each.
+    static func binaryArray<Element: PostgresBinaryArrayElement>(_ values: [Element])
+        -> PostgresBinding
+    {
+        let dimensions = values.count == 0 ? 0 : 1
+        var size = 12 + 8 * dimensions
+        var hasNull = false
+        for value in values {
+            size += 4 + (value.binaryLength ?? 0)
+            hasNull = hasNull || value.binaryLength == nil
+        }
+        var containsNUL = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+            var cursor = UnsafeMutableRawPointer(buffer.baseAddress!)
+            func write(_ value: some FixedWidthInteger) {
+                cursor.storeBytes(of: value.bigEndian, as: type(of: value))
+                cursor += MemoryLayout.size(ofValue: value)
+            }
+            write(Int32(dimensions))
+            write(Int32(hasNull ? 1 : 0))
+            write(Element.postgresElementType)
+            if dimensions == 1 {
+                write(Int32(values.count))
+                write(Int32(1))
+            }
+            for value in values {
+                guard let length = value.binaryLength else {
+                    write(Int32(-1))
+                    continue
+                }
+                write(Int32(length))
+                if value.writeBinary(to: cursor) { containsNUL = true }
+                cursor += length
+            }
+            initialized = size
+        }
+        return .binary(type: Element.postgresArrayType, bytes: bytes, containsNUL: containsNUL)
+    }
+}
