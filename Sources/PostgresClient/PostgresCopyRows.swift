@@ -142,8 +142,14 @@ public struct PostgresCopyRows: Sendable {
         appendBigEndian(Int32(length))
     }
 
+    /// Byte by byte: for a 4- or 8-byte value, `append(contentsOf:)` of its raw bytes cost
+    /// several times as much (a length precedes every field of every row).
     private mutating func appendBigEndian<Integer: FixedWidthInteger>(_ value: Integer) {
-        withUnsafeBytes(of: value.bigEndian) { bytes.append(contentsOf: $0) }
+        var shift = Integer.bitWidth
+        while shift > 0 {
+            shift -= 8
+            bytes.append(UInt8(truncatingIfNeeded: value >> shift))
+        }
     }
 
     /// Appends `bytes`, copying the runs between special bytes in one go.
