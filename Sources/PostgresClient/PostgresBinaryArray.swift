@@ -101,8 +101,12 @@ extension PostgresBinding {
         var size = 12 + 8 * dimensions
         var hasNull = false
         for value in values {
-            size += 4 + (value.binaryLength ?? 0)
-            hasNull = hasNull || value.binaryLength == nil
+            if let length = value.binaryLength {
+                size += 4 + length
+            } else {
+                size += 4
+                hasNull = true
+            }
         }
         var containsNUL = false
         let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in

@@ -527,8 +527,8 @@ public final class PostgresConnection {
 extension PostgresConnection: Sendable {}
 
 /// Calls `body` with C copies of `strings` (nil stays a null pointer) that live until it returns:
-/// all of them, each NUL-terminated, in one buffer (a statement binds a few dozen parameters of
-/// up to kilobytes each, and a `strdup` and `free` apiece cost more than the copying).
+/// all of them, each NUL-terminated, in one buffer (the connection's keywords and values;
+/// statement parameters go through ``PostgresParameters``).
 func withCStringArray<Result>(
     _ strings: [String?], _ body: ([UnsafePointer<CChar>?]) -> Result
 ) -> Result {

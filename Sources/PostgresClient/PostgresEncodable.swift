@@ -100,26 +100,9 @@ extension Array: PostgresEncodable where Element: PostgresArrayElement {
             return PostgresBytes.format(bytes)
         }
         var literal: [UInt8] = [UInt8(ascii: "{")]
-        literal.reserveCapacity(count * 24 + 2)
-        // The writer binds arrays of thousands of these per batch: the common element types go
-        // through concrete loops, sparing a generic (witness-table) call per element.
-        if Element.self == String?.self {
-            appendOptionalStrings(unsafeBitCast(self, to: [String?].self), to: &literal)
-        } else if Element.self == String.self {
-            appendStrings(unsafeBitCast(self, to: [String].self), to: &literal)
-        } else if Element.self == Date.self {
-            appendDates(unsafeBitCast(self, to: [Date].self), to: &literal)
-        } else if Element.self == Date?.self {
-            appendOptionalDates(unsafeBitCast(self, to: [Date?].self), to: &literal)
-        } else if Element.self == Int.self {
-            appendIntegers(unsafeBitCast(self, to: [Int].self), to: &literal)
-        } else {
-            var first = true
-            for element in self {
-                if !first { literal.append(UInt8(ascii: ",")) }
-                first = false
-                element.appendArrayElement(to: &literal)
-            }
+        for index in indices {
+            if index > 0 { literal.append(UInt8(ascii: ",")) }
+            self[index].appendArrayElement(to: &literal)
         }
         literal.append(UInt8(ascii: "}"))
         return String(decoding: literal, as: UTF8.self)
@@ -139,70 +122,6 @@ extension Array: PostgresArrayElement where Element: PostgresArrayElement {
     }
 }
 
-/// Appends `elements` comma-separated, quoted, `NULL` for nil (an array literal's inside).
-private func appendOptionalStrings(_ elements: [String?], to literal: inout [UInt8]) {
-    for index in elements.indices {
-        if index > 0 { literal.append(UInt8(ascii: ",")) }
-        if let element = elements[index] {
-            appendQuotedArrayElement(element, to: &literal)
-        } else {
-            literal.append(contentsOf: "NULL".utf8)
-        }
-    }
-}
-
-/// Appends `elements` comma-separated and quoted (an array literal's inside).
-private func appendStrings(_ elements: [String], to literal: inout [UInt8]) {
-    for index in elements.indices {
-        if index > 0 { literal.append(UInt8(ascii: ",")) }
-        appendQuotedArrayElement(elements[index], to: &literal)
-    }
-}
-
-/// Appends `elements` comma-separated (an array literal's inside; timestamps need no quotes).
-private func appendDates(_ elements: [Date], to literal: inout [UInt8]) {
-    for index in elements.indices {
-        if index > 0 { literal.append(UInt8(ascii: ",")) }
-        PostgresTimestamp.append(elements[index], to: &literal)
-    }
-}
-
-/// Appends `elements` comma-separated, `NULL` for nil (an array literal's inside).
-private func appendOptionalDates(_ elements: [Date?], to literal: inout [UInt8]) {
-    for index in elements.indices {
-        if index > 0 { literal.append(UInt8(ascii: ",")) }
-        if let element = elements[index] {
-            PostgresTimestamp.append(element, to: &literal)
-        } else {
-            literal.append(contentsOf: "NULL".utf8)
-        }
-    }
-}
-
-/// Appends `elements` comma-separated in decimal, digits written in place (an array literal's
-/// inside; integers need no quotes).
-private func appendIntegers(_ elements: [Int], to literal: inout [UInt8]) {
-    for index in elements.indices {
-        if index > 0 { literal.append(UInt8(ascii: ",")) }
-        let value = elements[index]
-        if value < 0 { literal.append(UInt8(ascii: "-")) }
-        var rest = value.magnitude
-        var count = 1
-        var probe = rest / 10
-        while probe > 0 {
-            count += 1
-            probe /= 10
-        }
-        literal.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: count))
-        var position = literal.count - 1
-        repeat {
-            literal[position] = UInt8(ascii: "0") + UInt8(rest % 10)
-            rest /= 10
-            position -= 1
-        } while rest > 0
-    }
-}
-
 /// Only so that `[UInt8]` is `PostgresEncodable` (as `bytea`); a lone `UInt8` is not a parameter.
 extension UInt8: PostgresArrayElement {
     public var postgresArrayElement: String { String(self) }
@@ -214,6 +133,15 @@ extension String: PostgresEncodable {
 
 extension Substring: PostgresEncodable {
     public var postgresText: String { String(self) }
+}
+
+extension PostgresEncodable where Self: FixedWidthInteger {
+    /// Unquoted: digits and a sign need no escaping.
+    public var postgresArrayElement: String { postgresText }
+
+    public func appendArrayElement(to buffer: inout [UInt8]) {
+        buffer.append(contentsOf: postgresText.utf8)
+    }
 }
 
 extension Int: PostgresEncodable {
