@@ -128,8 +128,10 @@ struct PipelinedStatement {
     let query: PostgresQuery
     let prepared: Bool
 
-    /// A statement without parameters sent as it is (`BEGIN`, `COMMIT`).
+    /// A statement without parameters (`BEGIN`, `COMMIT`), prepared like the others: every
+    /// group commit sends both, and parsing them each time cost PostgreSQL about 1.7 µs per
+    /// single-event request (`loadtest/statement_cpu.sh`, its `parse` lines).
     static func plain(_ sql: String) -> PipelinedStatement {
-        PipelinedStatement(query: PostgresQuery(stringLiteral: sql), prepared: false)
+        PipelinedStatement(query: PostgresQuery(stringLiteral: sql), prepared: true)
     }
 }

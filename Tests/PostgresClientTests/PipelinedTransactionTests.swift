@@ -46,6 +46,11 @@ import Testing
         }
         #expect(again == 2)
         #expect(try count(connection) == 5)
+        // BEGIN and COMMIT were prepared once, in the first transaction's pipelines.
+        let prepared = try connection.query(
+            "SELECT statement FROM pg_prepared_statements WHERE statement IN ('BEGIN', 'COMMIT')"
+        ).map { $0.string("statement") }
+        #expect(prepared.sorted { ($0 ?? "") < ($1 ?? "") } == ["BEGIN", "COMMIT"])
     }
 
     @Test func aStatementLeftForTheCommitThatFailsRollsEverythingBack() throws {
