@@ -129,7 +129,7 @@ struct PipelinedStatement {
     let prepared: Bool
 
     /// A statement without parameters (`BEGIN`, `COMMIT`), prepared like the others: every
-    /// group commit sends both, and parsing them each time cost PostgreSQL about 1.7 µs per
+    /// group commit sends both, and parsing them each time cost PostgreSQL about 1.5 µs per
     /// single-event request (`loadtest/statement_cpu.sh`, its `parse` lines).
     static func plain(_ sql: String) -> PipelinedStatement {
         PipelinedStatement(query: PostgresQuery(stringLiteral: sql), prepared: true)
