@@ -43,8 +43,8 @@ public struct HTTPHeaders: Sendable {
     }
 
     /// ASCII case-insensitive equality, without building lower-cased copies (field names are
-    /// ASCII tokens).
-    static func sameName(_ a: String, _ b: String) -> Bool {
+    /// ASCII tokens, and so are the media types and codings routes compare).
+    public static func sameName(_ a: String, _ b: String) -> Bool {
         // Most names differ in length: answered without touching their bytes.
         guard a.utf8.count == b.utf8.count else { return false }
         var a = a

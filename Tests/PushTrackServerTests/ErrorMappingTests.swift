@@ -297,6 +297,8 @@ import Testing
             "text/plainx", "text/html", "application/xml", "application+json", "+json",
             "application/", "appl\u{130}cation/json", "application/json x", "x application/json",
             "multipart/form-data; boundary=x",
+            // Non-ASCII where the prefix and the suffix are cut off.
+            "application\u{E9}x+json", "application/x\u{E9}json",
         ] {
             #expect(!RequestBody.readsAsJSON(contentType: refused), "\(refused)")
         }

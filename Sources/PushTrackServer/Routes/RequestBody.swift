@@ -28,33 +28,25 @@ enum RequestBody {
 
     /// Whether a `Content-Type` names a body read as JSON (see ``checkHeaders(_:)``): its media
     /// type, before any parameter and without spaces or tabs around it, compared ASCII
-    /// case-insensitively in place (this runs for every request, and building a lower-cased
-    /// copy cost more than the rest of the check).
+    /// case-insensitively (``HTTPHeaders/sameName(_:_:)``: this runs for every request, and
+    /// lower-casing a copy cost more than the rest of the check).
     static func readsAsJSON(contentType: String) -> Bool {
-        var type = contentType
-        return type.withUTF8 { bytes in
-            var end = bytes.firstIndex(of: UInt8(ascii: ";")) ?? bytes.count
-            var start = 0
-            while start < end && (bytes[start] == 0x20 || bytes[start] == 0x09) { start += 1 }
-            while end > start && (bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09) { end -= 1 }
-            let media = bytes[start..<end]
-            func matches(_ literal: StaticString, at offset: Int) -> Bool {
-                let expected = UnsafeBufferPointer(
-                    start: literal.utf8Start, count: literal.utf8CodeUnitCount)
-                guard offset >= 0, offset + expected.count <= media.count else { return false }
-                // The literals are lower case; `| 0x20` lower-cases ASCII letters only where
-                // the literal has a letter.
-                return expected.indices.allSatisfy { index in
-                    let byte = media[media.startIndex + offset + index]
-                    let want = expected[index]
-                    return byte == want || (want >= 0x61 && want <= 0x7A && byte | 0x20 == want)
-                }
-            }
-            return media.isEmpty
-                || (media.count == 16 && matches("application/json", at: 0))
-                || (media.count == 10 && matches("text/plain", at: 0))
-                || (matches("application/", at: 0) && matches("+json", at: media.count - 5))
+        // What nearly every client sends.
+        if contentType == "application/json" { return true }
+        let end = contentType.utf8.firstIndex(of: UInt8(ascii: ";")) ?? contentType.endIndex
+        let media = HTTPHeaders.trimmed(String(contentType[..<end]))
+        if media.isEmpty || HTTPHeaders.sameName(media, "application/json")
+            || HTTPHeaders.sameName(media, "text/plain")
+        {
+            return true
         }
+        // `application/…+json`, at least `application/+json`.
+        let utf8 = media.utf8
+        guard utf8.count >= 17 else { return false }
+        let prefixEnd = utf8.index(utf8.startIndex, offsetBy: 12)
+        let suffixStart = utf8.index(utf8.endIndex, offsetBy: -5)
+        return HTTPHeaders.sameName(String(media[..<prefixEnd]), "application/")
+            && HTTPHeaders.sameName(String(media[suffixStart...]), "+json")
     }
 
     /// The body's bytes, inflated when gzip and never beyond `maxBodyBytes`: 400 `empty_body`
