@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# What one fold of the report compactor costs (issue 17; sql/015), away from any other load:
+# builds in release mode, starts a fresh PostgreSQL, registers 97 messages, then FOLDS (30) times
+# appends a second of single-event load's deltas (5,000 report deltas and 4,500 arrival deltas
+# of those messages, as loadtest/statement_cpu.sh's load leaves) and runs the two compaction
+# functions, timed by psql. Prints the mean time of each. VACUUM=1 vacuums the delta tables
+# after each fold, as an autovacuum visiting every second would. Figures, not a test: exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+FOLDS=${FOLDS:-30}
+VACUUM=${VACUUM:-}
+
+bench_name=compact-fold
+# shellcheck source=loadtest/fresh.sh
+source loadtest/fresh.sh
+psql "$DATABASE_URL" -qc "INSERT INTO apps (app_id, name) VALUES ('fold', 'fold')" -c \
+    "INSERT INTO messages (app_id, message_id, campaign_id) SELECT 'fold', 'm' || i, 'c' || i % 7 FROM generate_series(0, 96) i"
+{
+    echo '\timing on'
+    for _ in $(seq "$FOLDS"); do
+        cat <<'SQL'
+INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale, delivered,
+    confirmed, foreground, background, opened, clicks, dismissed, duplicate_reports,
+    extension_confirmed)
+SELECT 'fold', 'm' || i % 97, date_trunc('hour', now()) + (i % 2) * interval '5 minutes', 'ios',
+       '3.2.1', 'en-US', 1, 1, 0, 1, i % 5 / 4, i % 5 / 4, 0, 0, 1
+FROM generate_series(1, 5000) i;
+INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
+SELECT 'fold', 'm' || i % 97, 'ios', 1000 + i % 3, 1 FROM generate_series(1, 4500) i;
+SELECT 'report fold', pushtrack_compact_report_deltas();
+SELECT 'delivery fold', pushtrack_compact_delivery_deltas();
+SQL
+        [[ -n "$VACUUM" ]] && echo "VACUUM (TRUNCATE false) report_deltas, deliver_deltas;"
+    done
+} | psql "$DATABASE_URL" -At | awk -v folds="$FOLDS" '
+    /^report fold\|/ { next_is = "report" ; next }
+    /^delivery fold\|/ { next_is = "delivery" ; next }
+    /^Time: / { if (next_is != "") { sum[next_is] += $2; next_is = "" } }
+    END {
+        printf "compact_fold: %d folds of 5,000 report deltas and 4,500 arrival deltas (97 messages)\n", folds
+        printf "report fold    %7.1f ms\n", sum["report"] / folds
+        printf "delivery fold  %7.1f ms\n", sum["delivery"] / folds
+    }'
