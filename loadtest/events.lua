@@ -1,6 +1,7 @@
 -- wrk script: POST push events to the collector, with a unique eventId in every event.
 -- Environment: PT_KEY (write key), PT_BATCH (events per request, 1 = a single event object),
 -- PT_MESSAGES (distinct messageIds, 97; 1 = one message blasted to every device),
+-- PT_DEVICES (distinct deviceIds, 1000000; a few dozen make most reports update a stored pair),
 -- PT_DELAY_MS (pause before each request, per connection: paces the offered rate; 0 = flat out),
 -- PT_STATUSES=1 (count responses by status, and 503/429 without Retry-After; costs a Lua call
 -- per response, so only the overload benchmark sets it).
@@ -8,6 +9,7 @@ local key = os.getenv("PT_KEY")
 local batch = tonumber(os.getenv("PT_BATCH") or "1")
 local delay_ms = tonumber(os.getenv("PT_DELAY_MS") or "0")
 local messages = tonumber(os.getenv("PT_MESSAGES") or "97")
+local devices = tonumber(os.getenv("PT_DEVICES") or "1000000")
 local counter = 0
 local prefix = ""
 local threads = {}
@@ -24,7 +26,7 @@ end
 
 local function event(n)
    local msg = n % messages
-   local device = math.random(1, 1000000)
+   local device = math.random(1, devices)
    local category = (n % 5 == 0) and "push_click" or "push_arrival"
    local active = (n % 3 == 0) and "true" or "false"
    return string.format(

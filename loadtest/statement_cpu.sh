@@ -10,7 +10,10 @@
 #   - events per group commit.
 # pg_stat_statements times statements in wall time, which counts the waits of a busy machine
 # and, for COPY, the round trips of its data; this counts CPU only.
-# Environment: BATCH (1), DURATION (5), WRITERS (the server's --writers; unset: its default).
+# Environment: BATCH (1), DURATION (5), WRITERS (the server's --writers; unset: its default),
+# SETUP_SQL (SQL run once the server is up, before the warm-up: a setting or a storage
+# parameter to try), REPORT_SQL (a query run after the load, its result printed: the counters
+# of that trial), and events.lua's PT_MESSAGES and PT_DEVICES (the load's shape).
 # Figures, not a test: exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,6 +25,7 @@ bench_name=statements
 source loadtest/fresh.sh
 key=$(create_app statements writeKey)
 start_server ${WRITERS:+--writers "$WRITERS"}
+[[ -z ${SETUP_SQL:-} ]] || psql "$DATABASE_URL" -qc "$SETUP_SQL"
 PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
 
 # Cumulative CPU ticks of every thread of process $1: "comm<TAB>ticks" lines.
@@ -54,6 +58,7 @@ events=$(($(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events") - events0))
 threads "$server_pid" >"$work/threads1"
 backends >"$work/backends1"
 commits1=$(commits)
+[[ -z ${REPORT_SQL:-} ]] || psql "$DATABASE_URL" -c "$REPORT_SQL"
 
 python3 - "$work" "$events" "$tick" "$commits0" "$commits1" <<'PY'
 import collections, re, sys
