@@ -194,6 +194,9 @@ final class ServerProcess {
         return process.isRunning ? nil : process.terminationStatus
     }
 
+    /// What the process has logged after its `serving` line, so far.
+    func logSoFar() -> String { logged.text.withLock { $0 } }
+
     /// Stops the process (SIGTERM) and returns what it logged after its `serving` line.
     func stopAndReadLog() -> String {
         _ = stop()

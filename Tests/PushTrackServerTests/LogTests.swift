@@ -58,6 +58,21 @@ struct LogTests {
         }
     }
 
+    @Test func aRunningServerWritesItsRequestLinesWithinTheInterval() throws {
+        let (server, _, url) = try Self.serve(["--log-flush-interval", "0.2"])
+        defer { try? TestDatabase.drop(url) }
+        _ = try RawHTTP.request(
+            port: server.port, "GET", "/healthz", headers: [("X-Request-Id", "gathered-1")])
+        let deadline = ContinuousClock.now + .seconds(10)
+        while !server.logSoFar().contains("request_id=gathered-1"),
+            ContinuousClock.now < deadline
+        {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        #expect(server.logSoFar().contains("request_id=gathered-1"))
+        _ = server.stopAndReadLog()
+    }
+
     @Test func aRequestLibmicrohttpdRefusesIsLoggedAndCounted() throws {
         let (server, _, url) = try Self.serve([])
         defer { try? TestDatabase.drop(url) }
@@ -118,6 +133,106 @@ struct LogTests {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// What the read end of a pipe holds now, without waiting.
+    static func available(_ descriptor: Int32) -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65_536)
+        var ready = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&ready, 1, 0) == 1, case let count = read(descriptor, &chunk, chunk.count),
+            count > 0
+        {
+            bytes += chunk[..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// The `msg=` and fields of each line, without its timestamp.
+    static func messages(_ text: String) -> [String] {
+        text.split(separator: "\n").map { String($0.drop { $0 != " " }.dropFirst()) }
+    }
+
+    @Test func gatheredLinesWaitForTheIntervalAndKeepTheirOrder() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let log = Logger(level: .info, descriptor: ends[1], gatherEvery: .seconds(2))
+        log.log(.info, "request") { $0.add("n", 1) }
+        log.log(.info, "request") { $0.add("n", 2) }
+        // Gathered: nothing is written yet.
+        #expect(Self.available(ends[0]) == "")
+        // A line that is not gathered goes out at once, after the gathered ones.
+        log.warning("slow", ["n": "3"])
+        #expect(
+            Self.messages(Self.available(ends[0])) == [
+                "level=info msg=request n=1", "level=info msg=request n=2",
+                "level=warn msg=slow n=3",
+            ])
+        // Warnings built field by field are not gathered either.
+        log.log(.warning, "refused") { $0.add("n", 4) }
+        #expect(Self.messages(Self.available(ends[0])) == ["level=warn msg=refused n=4"])
+        log.log(.info, "request") { $0.add("n", 5) }
+        #expect(Self.available(ends[0]) == "")
+        // The interval passes: the gathered line is written without another line's help.
+        let deadline = ContinuousClock.now + .seconds(10)
+        var late = ""
+        while late.isEmpty && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+            late = Self.available(ends[0])
+        }
+        #expect(Self.messages(late) == ["level=info msg=request n=5"])
+        // flush() writes what waits; after it, lines are written at once.
+        log.log(.info, "request") { $0.add("n", 6) }
+        log.flush()
+        #expect(Self.messages(Self.available(ends[0])) == ["level=info msg=request n=6"])
+        log.log(.info, "request") { $0.add("n", 7) }
+        #expect(Self.messages(Self.available(ends[0])) == ["level=info msg=request n=7"])
+    }
+
+    @Test func gatheredLinesPastTheBoundAreWrittenAtOnce() throws {
+        var ends: [Int32] = [0, 0]
+        try #require(pipe(&ends) == 0)
+        // Room in the pipe for the whole bound, so that a write of it cannot block.
+        _ = fcntl(ends[1], 1031 /* F_SETPIPE_SZ */, 1 << 20)
+        defer {
+            close(ends[0])
+            close(ends[1])
+        }
+        let log = Logger(level: .info, descriptor: ends[1], gatherEvery: .seconds(60))
+        defer { log.flush() }
+        let path = String(repeating: "p", count: 1000)
+        var lines = 0
+        var written = ""
+        while written.isEmpty && lines < 200 {
+            log.log(.info, "request") { $0.add("path", path) }
+            lines += 1
+            written = Self.available(ends[0])
+        }
+        // The line that passes 64 KiB sends every gathered line out together.
+        #expect(Self.messages(written).count == lines)
+        let lineBytes = written.utf8.count / lines
+        #expect(written.utf8.count == lines * lineBytes)
+        #expect(lines == LogGathering.maxPending / lineBytes + 1)
+        #expect(Self.available(ends[0]) == "")
+    }
+
+    @Test(
+        arguments: [
+            ([], [:], 0.1), (["--log-flush-interval", "0"], [:], 0),
+            ([], ["PUSHTRACK_LOG_FLUSH_INTERVAL": "2.5"], 2.5),
+            (["--log-flush-interval=1"], ["PUSHTRACK_LOG_FLUSH_INTERVAL": "2.5"], 1),
+        ] as [([String], [String: String], Double)])
+    func logFlushIntervalComesFromFlagOrEnvironment(
+        _ arguments: [String], _ environment: [String: String], _ seconds: Double
+    ) throws {
+        let configuration = try ServerConfiguration.parse(
+            arguments: arguments,
+            environment: environment.merging(["DATABASE_URL": "x"]) { a, _ in a })
+        #expect(configuration.logFlushSeconds == seconds)
+    }
+
     @Test func builtLinesMatchPairLinesAndWriteNumbersExactly() throws {
         let text = Self.written { log in
             log.log(.info, "request") { line in
@@ -173,6 +288,22 @@ struct LogTests {
             "--metrics-token: needs at least 16 printable ASCII characters, no spaces"
         ),
         (["--maintenance-interval", "5"], "--maintenance-interval: 5 is out of range 10…86400"),
+        (
+            ["--commit-timeout", "0.05"],
+            "--commit-timeout: '0.05' is not a number of seconds from 0.1 to 3600"
+        ),
+        (
+            ["--log-flush-interval", "11"],
+            "--log-flush-interval: '11' is not a number of seconds from 0 to 10"
+        ),
+        (
+            ["--log-flush-interval", "-0.1"],
+            "--log-flush-interval: '-0.1' is not a number of seconds from 0 to 10"
+        ),
+        (
+            ["--log-flush-interval", "soon"],
+            "--log-flush-interval: 'soon' is not a number of seconds from 0 to 10"
+        ),
     ])
     func badOperationsSettingsAreNamed(_ arguments: [String], _ message: String) {
         #expect(throws: ConfigurationError.self) {

@@ -4,7 +4,9 @@ import Glibc
 ///
 /// Each line is built in one buffer and written with a single `write(2)`, without a lock: lines
 /// of concurrent threads do not interleave (a write of a few hundred bytes to a pipe or an
-/// `O_APPEND` file is atomic) and no thread waits for another's write. Values are quoted when
+/// `O_APPEND` file is atomic) and no thread waits for another's write. A logger made with
+/// `gatherEvery` gathers the lines written per request and per commit (``log(_:_:build:)`` below
+/// `warning`) and writes them together (``LogGathering``). Values are quoted when
 /// they hold anything but `A-Z a-z 0-9 - _ . / : @`; quotes, backslashes and control characters
 /// are escaped, so a value can never forge another field or line.
 public struct Logger: Sendable {
@@ -28,12 +30,25 @@ public struct Logger: Sendable {
 
     public let level: Level
     private let descriptor: Int32
+    private let gathering: LogGathering?
 
     /// A logger writing lines at `level` and above to `descriptor` (standard error).
     public init(level: Level = .info, descriptor: Int32 = 2) {
         self.level = level
         self.descriptor = descriptor
+        gathering = nil
     }
+
+    /// A logger that writes the lines of every request and commit together, at most `interval`
+    /// after the first of them waits; every other line at once. Call ``flush()`` before exit.
+    init(level: Level, descriptor: Int32 = 2, gatherEvery interval: Duration) {
+        self.level = level
+        self.descriptor = descriptor
+        gathering = LogGathering(descriptor: descriptor, interval: interval)
+    }
+
+    /// Writes the gathered lines and stops gathering: later lines are written at once.
+    func flush() { gathering?.stop() }
 
     /// Whether lines at `at` are written; check it before building costly fields.
     public func isEnabled(_ at: Level) -> Bool { at >= level }
@@ -73,13 +88,27 @@ public struct Logger: Sendable {
         guard isEnabled(at) else { return }
         var line = Line(at, message)
         build(&line)
-        line.write(to: descriptor)
+        if let gathering, at < .warning {
+            gathering.gather(line.finished())
+        } else {
+            emit(line)
+        }
     }
 
     private func write(_ at: Level, _ message: String, _ fields: [(String, String)]) {
         var line = Line(at, message)
         for (key, value) in fields { line.add(key, value) }
-        line.write(to: descriptor)
+        emit(line)
+    }
+
+    /// A line at once: after the gathered lines, when there are any.
+    private func emit(_ line: consuming Line) {
+        let bytes = line.finished()
+        if let gathering {
+            gathering.write(bytes)
+        } else {
+            LogGathering.write(bytes, to: descriptor)
+        }
     }
 
     /// One line being built: `ts=… level=… msg=…`, then each field as `add` appends it.
@@ -123,23 +152,10 @@ public struct Logger: Sendable {
             bytes.append(UInt8(ascii: "="))
         }
 
-        /// The line and its newline in one `write(2)`.
-        fileprivate mutating func write(to descriptor: Int32) {
+        /// The line with its newline, to be written in one `write(2)`.
+        fileprivate consuming func finished() -> [UInt8] {
             bytes.append(0x0A)
-            bytes.withUnsafeBytes { bytes in
-                var offset = 0
-                while offset < bytes.count {
-                    let written = Glibc.write(
-                        descriptor, bytes.baseAddress! + offset, bytes.count - offset)
-                    if written > 0 {
-                        offset += written
-                    } else if written < 0 && errno == EINTR {
-                        continue
-                    } else {
-                        return  // nowhere to report a failing log; drop the line
-                    }
-                }
-            }
+            return bytes
         }
     }
 

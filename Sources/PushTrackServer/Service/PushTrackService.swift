@@ -26,7 +26,7 @@ public final class PushTrackService: Sendable {
 
     /// Creates the service; `log` defaults to standard error at the configured level.
     public init(configuration: ServerConfiguration, log: Logger? = nil) {
-        let log = log ?? Logger(level: configuration.logLevel)
+        let log = log ?? Self.logger(configuration)
         self.configuration = configuration
         self.log = log
         pool = PostgresWorkerPool(
@@ -142,6 +142,17 @@ public final class PushTrackService: Sendable {
         conversionCatalog.join()
         maintenance.join(timeout: grace)
         log.info("stopped")
+        log.flush()
+    }
+
+    /// Standard error at the configured level; request and commit lines gathered for
+    /// `--log-flush-interval` when it is not 0.
+    static func logger(_ configuration: ServerConfiguration) -> Logger {
+        let milliseconds = Int((configuration.logFlushSeconds * 1000).rounded())
+        guard milliseconds > 0, configuration.logLevel <= .info else {
+            return Logger(level: configuration.logLevel)
+        }
+        return Logger(level: configuration.logLevel, gatherEvery: .milliseconds(milliseconds))
     }
 
     /// Runs ``Maintenance`` now and every `maintenanceIntervalSeconds`, on a thread and a

@@ -61,6 +61,9 @@ public struct ServerConfiguration: Sendable {
 
     /// The lowest level logged; `info` logs a line per request and per group commit.
     public var logLevel: Logger.Level = .info
+    /// Seconds the lines of requests and commits may wait to be written together (0: each at
+    /// once). Other lines are written at once.
+    public var logFlushSeconds: Double = 0.1
     /// When set, `GET /metrics` wants `Authorization: Bearer <token>`; else it is open.
     public var metricsToken: String? = nil
     /// Seconds between maintenance runs of `serve` (partitions, retention, aging out).
@@ -128,13 +131,7 @@ extension ServerConfiguration {
             flag: "--commit-timeout", environment: "PUSHTRACK_COMMIT_TIMEOUT",
             help: "seconds a group commit may take before its requests are answered 503 (10)"
         ) { c, v throws(ConfigurationError) in
-            guard let seconds = Double(v.trimmingCharacters(in: .whitespaces)),
-                seconds >= 0.1, seconds <= 3600
-            else {
-                throw ConfigurationError(
-                    "--commit-timeout: '\(v)' is not a number of seconds from 0.1 to 3600")
-            }
-            c.commitTimeoutSeconds = seconds
+            c.commitTimeoutSeconds = try seconds(v, "--commit-timeout", 0.1...3600)
         },
         Option(
             flag: "--pooler", environment: "PUSHTRACK_POOLER",
@@ -298,6 +295,13 @@ extension ServerConfiguration {
             c.logLevel = level
         },
         Option(
+            flag: "--log-flush-interval", environment: "PUSHTRACK_LOG_FLUSH_INTERVAL",
+            help:
+                "seconds the request and commit lines may wait to be written together, 0 to 10 (0.1; 0: each at once)"
+        ) { c, v throws(ConfigurationError) in
+            c.logFlushSeconds = try seconds(v, "--log-flush-interval", 0...10)
+        },
+        Option(
             flag: "--metrics-token", environment: "PUSHTRACK_METRICS_TOKEN",
             help: "bearer token GET /metrics requires (none: /metrics is open)"
         ) { c, v throws(ConfigurationError) in
@@ -360,6 +364,22 @@ extension ServerConfiguration {
     static func splitFlag(_ argument: String) -> (String, String?) {
         guard let equals = argument.firstIndex(of: "=") else { return (argument, nil) }
         return (String(argument[..<equals]), String(argument[argument.index(after: equals)...]))
+    }
+
+    /// A number of seconds within `range`: "'x' is not a number of seconds from 0.1 to 3600".
+    static func seconds(_ text: String, _ name: String, _ range: ClosedRange<Double>)
+        throws(ConfigurationError) -> Double
+    {
+        guard let value = Double(text.trimmingCharacters(in: .whitespaces)), range.contains(value)
+        else {
+            func shown(_ bound: Double) -> String {
+                bound == bound.rounded() ? String(Int(bound)) : String(bound)
+            }
+            throw ConfigurationError(
+                "\(name): '\(text)' is not a number of seconds from \(shown(range.lowerBound)) to \(shown(range.upperBound))"
+            )
+        }
+        return value
     }
 
     static func integer(_ text: String, _ name: String, _ range: ClosedRange<Int>)
