@@ -53,7 +53,7 @@ final class LogGathering: Sendable {
         }
     }
 
-    /// Writes the gathered lines, then `line`, in one `write(2)` when the two fit one buffer.
+    /// Writes the gathered lines, then `line`, in one `write(2)`.
     func write(_ line: [UInt8]) {
         writing.withLock { _ in
             var bytes = pending.withLock { pending in

@@ -5,8 +5,9 @@ import Glibc
 /// Each line is built in one buffer and written with a single `write(2)`, without a lock: lines
 /// of concurrent threads do not interleave (a write of a few hundred bytes to a pipe or an
 /// `O_APPEND` file is atomic) and no thread waits for another's write. A logger made with
-/// `gatherEvery` gathers the lines written per request and per commit (``log(_:_:build:)`` below
-/// `warning`) and writes them together (``LogGathering``). Values are quoted when
+/// `gatherEvery` (the server's) instead gathers the lines written per request and per commit
+/// (``log(_:_:build:)`` below `warning`) and writes them together, and writes every other line
+/// after them under a lock that keeps the order (``LogGathering``). Values are quoted when
 /// they hold anything but `A-Z a-z 0-9 - _ . / : @`; quotes, backslashes and control characters
 /// are escaped, so a value can never forge another field or line.
 public struct Logger: Sendable {
