@@ -183,9 +183,9 @@ struct LogTests {
             late = Self.available(ends[0])
         }
         #expect(Self.messages(late) == ["level=info msg=request n=5"])
-        // flush() writes what waits; after it, lines are written at once.
+        // stopGathering() writes what waits; after it, lines are written at once.
         log.log(.info, "request") { $0.add("n", 6) }
-        log.flush()
+        log.stopGathering()
         #expect(Self.messages(Self.available(ends[0])) == ["level=info msg=request n=6"])
         log.log(.info, "request") { $0.add("n", 7) }
         #expect(Self.messages(Self.available(ends[0])) == ["level=info msg=request n=7"])
@@ -201,7 +201,7 @@ struct LogTests {
             close(ends[1])
         }
         let log = Logger(level: .info, descriptor: ends[1], gatherEvery: .seconds(60))
-        defer { log.flush() }
+        defer { log.stopGathering() }
         let path = String(repeating: "p", count: 1000)
         var lines = 0
         var written = ""

@@ -41,7 +41,8 @@ public struct Logger: Sendable {
     }
 
     /// A logger that writes the lines of every request and commit together, at most `interval`
-    /// after the first of them waits; every other line at once. Call ``flush()`` before exit.
+    /// after the first of them waits; every other line at once. Call ``stopGathering()`` before
+    /// exit.
     init(level: Level, descriptor: Int32 = 2, gatherEvery interval: Duration) {
         self.level = level
         self.descriptor = descriptor
@@ -49,7 +50,7 @@ public struct Logger: Sendable {
     }
 
     /// Writes the gathered lines and stops gathering: later lines are written at once.
-    func flush() { gathering?.stop() }
+    func stopGathering() { gathering?.stop() }
 
     /// Whether lines at `at` are written; check it before building costly fields.
     public func isEnabled(_ at: Level) -> Bool { at >= level }

@@ -142,17 +142,17 @@ public final class PushTrackService: Sendable {
         conversionCatalog.join()
         maintenance.join(timeout: grace)
         log.info("stopped")
-        log.flush()
+        log.stopGathering()
     }
 
     /// Standard error at the configured level; request and commit lines gathered for
     /// `--log-flush-interval` when it is not 0.
     static func logger(_ configuration: ServerConfiguration) -> Logger {
-        let milliseconds = Int((configuration.logFlushSeconds * 1000).rounded())
-        guard milliseconds > 0, configuration.logLevel <= .info else {
+        guard configuration.logFlushSeconds > 0, configuration.logLevel <= .info else {
             return Logger(level: configuration.logLevel)
         }
-        return Logger(level: configuration.logLevel, gatherEvery: .milliseconds(milliseconds))
+        return Logger(
+            level: configuration.logLevel, gatherEvery: .seconds(configuration.logFlushSeconds))
     }
 
     /// Runs ``Maintenance`` now and every `maintenanceIntervalSeconds`, on a thread and a
