@@ -66,7 +66,7 @@ struct ConfigurationTests {
     @Test func connectionGuardsHaveDefaultsAndComeFromFlagsOrEnvironment() throws {
         let defaults = try ServerConfiguration.parse(
             arguments: [], environment: ["DATABASE_URL": "postgresql://x@h/db"])
-        #expect(defaults.drainMaxBytes == 4 << 20)
+        #expect(defaults.drainMaxBytes == 64 << 20)
         #expect(defaults.headerTimeoutSeconds == 5)
         #expect(defaults.trustedProxies == [])
         let set = try ServerConfiguration.parse(

@@ -155,7 +155,8 @@ struct RunClusterTests {
                 ])
             #expect(gzipped.output == #"{"accepted":3,"code":0,"duplicates":0,"rejected":[]}"#)
 
-            // Python's http.client writes the whole body before reading: it must read the 413.
+            // Python's http.client writes the whole body before reading: it must read the 413,
+            // just over the limit and at 20 MiB.
             let python = try Self.run(
                 "/usr/bin/python3",
                 [
@@ -170,14 +171,17 @@ struct RunClusterTests {
                         print(r.status, r.read().decode())
                     post(b'{"pageId":"push","category":"push_arrival","messageId":"m2","deviceId":"d9"}', "cluster-python")
                     post(b"x" * (1048576 + 10), "cluster-413")
+                    post(b"x" * (20 << 20), "cluster-413-20MiB")
                     """,
                     String(cluster.port), cluster.ca, key,
                 ])
             #expect(
                 python.output
                     == #"200 {"accepted":1,"code":0,"duplicates":0,"rejected":[]}"# + "\n"
-                    + #"413 {"code":413,"error":"payload_too_large","message":"The request body exceeds the limit of 1048576 bytes."}"#
-                    + "\n")
+                    + String(
+                        repeating:
+                            #"413 {"code":413,"error":"payload_too_large","message":"The request body exceeds the limit of 1048576 bytes."}"#
+                            + "\n", count: 2))
 
             // Each collector trusts HAProxy's X-Forwarded-For: its log names the client.
             #expect(

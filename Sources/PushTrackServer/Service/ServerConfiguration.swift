@@ -28,7 +28,7 @@ public struct ServerConfiguration: Sendable {
     public var maxBodyBytes: Int = 1 << 20
     /// Most body bytes read and discarded so that a client refused before its body was read
     /// (413, 401, 415, 503) still reads the answer; see `HTTPServerConfiguration.drainMaxBytes`.
-    public var drainMaxBytes: Int = 4 << 20
+    public var drainMaxBytes: Int = 64 << 20
     /// Seconds a connection has to complete a header block (slowloris); see
     /// `HTTPServerConfiguration.headerTimeoutSeconds`.
     public var headerTimeoutSeconds: Int = 5
@@ -186,7 +186,7 @@ extension ServerConfiguration {
         Option(
             flag: "--drain-max-bytes", environment: "PUSHTRACK_DRAIN_MAX_BYTES",
             help:
-                "body bytes read and discarded so that a client refused early reads its 413/401/415/503; past it the connection is closed (4194304)"
+                "body bytes read and discarded so that a client refused early reads its 413/401/415/503; past it the connection is closed (67108864)"
         ) { c, v throws(ConfigurationError) in
             c.drainMaxBytes = try integer(v, "--drain-max-bytes", 0...(1 << 30))
         },
