@@ -44,6 +44,23 @@ public struct CampaignListPage: Sendable {
             " · <a href=\"\(FormEncoding.link("/dashboard/audience", [("appId", app)]))\">audience</a>"
     }
 
+    /// Below the table: the legacy reports of these apps that matched no send, by category
+    /// (every app's together); nothing when there are none.
+    var unattributedNote: HTML {
+        var byCategory: [String: Int] = [:]
+        for report in list.unattributedReports {
+            byCategory[report.category, default: 0] += report.reports
+        }
+        let total = byCategory.values.reduce(0, +)
+        guard total > 0 else { return "" }
+        let counts = byCategory.sorted { $0.key < $1.key }
+            .map { "\($0.key) \(DisplayFormat.count($0.value))" }
+        return """
+            <p class="sub" data-unattributed="\(total)">Legacy reports whose title matched no \
+            send, in no campaign: \(counts.joined(separator: " · "))</p>
+            """
+    }
+
     /// The page's URL with these filters and `sort`.
     func link(_ sort: CampaignSort) -> String {
         let defaults = CampaignSort()
@@ -136,7 +153,7 @@ public struct CampaignListPage: Sendable {
             <button type="submit">Apply</button>\
             <a href="/dashboard">Reset</a></form>\
             \(health?.render() ?? "")\
-            <section class="panel">\(table)</section>
+            <section class="panel">\(table)\(unattributedNote)</section>
             """
         return Page(title: "Campaigns", content: content, signedIn: true).render()
     }

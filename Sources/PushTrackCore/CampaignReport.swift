@@ -226,13 +226,20 @@ public struct BreakdownItem: Sendable, Equatable, Encodable {
     }
 }
 
-/// `GET /api/v1/reports/campaigns`: one summary per campaign, latest first send first.
+/// `GET /api/v1/reports/campaigns`: one summary per campaign, latest first send first, and the
+/// legacy reports of the same apps that no campaign holds.
 public struct CampaignList: Sendable, Equatable, Encodable {
     public var campaigns: [CampaignSummary]
+    /// Per app and category, by app then category.
+    public var unattributedReports: [UnattributedReports]
     public var window: ReportWindow
 
-    public init(campaigns: [CampaignSummary], window: ReportWindow = ReportWindow()) {
+    public init(
+        campaigns: [CampaignSummary], unattributedReports: [UnattributedReports] = [],
+        window: ReportWindow = ReportWindow()
+    ) {
         self.campaigns = campaigns
+        self.unattributedReports = unattributedReports
         self.window = window
     }
 
@@ -248,13 +255,29 @@ public struct CampaignList: Sendable, Equatable, Encodable {
         }
     }
 
-    enum CodingKeys: String, CodingKey { case campaigns, from, to }
+    enum CodingKeys: String, CodingKey { case campaigns, unattributedReports, from, to }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(campaigns, forKey: .campaigns)
+        try container.encode(unattributedReports, forKey: .unattributedReports)
         try container.encodeIfPresent(window.from.map { RFC3339.format($0) }, forKey: .from)
         try container.encodeIfPresent(window.to.map { RFC3339.format($0) }, forKey: .to)
+    }
+}
+
+/// Legacy push reports (no `messageId`) of one app and category whose title matched no
+/// registered send (DESIGN.md section 3): stored in the raw log with outcome `unattributed` and
+/// counted here, in no campaign.
+public struct UnattributedReports: Sendable, Equatable, Encodable {
+    public var appId: String
+    public var category: String
+    public var reports: Int
+
+    public init(appId: String, category: String, reports: Int) {
+        self.appId = appId
+        self.category = category
+        self.reports = reports
     }
 }
 

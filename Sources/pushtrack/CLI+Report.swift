@@ -208,7 +208,27 @@ extension CLI {
             [("APP", "appId"), ("CAMPAIGN", "campaignId"), ("NAME", "name")] + type + [
                 ("FIRST SENT", "firstSentAt"), ("MSGS", "messageCount"),
             ], rows: rows, csv: csv)
-        return csv || !list.campaigns.isEmpty ? text : "no campaigns\n"
+        if csv { return text }
+        return (list.campaigns.isEmpty ? "no campaigns\n" : text)
+            + unattributedLines(list.unattributedReports)
+    }
+
+    /// Below the campaign table: per app, the legacy reports that matched no send.
+    static func unattributedLines(_ reports: [UnattributedReports]) -> String {
+        var lines = ""
+        var byApp: [(app: String, counts: [String])] = []
+        for report in reports {
+            let count = "\(report.category) \(report.reports)"
+            if byApp.last?.app == report.appId {
+                byApp[byApp.count - 1].counts.append(count)
+            } else {
+                byApp.append((report.appId, [count]))
+            }
+        }
+        for (app, counts) in byApp {
+            lines += "\(app): legacy reports matching no send: \(counts.joined(separator: ", "))\n"
+        }
+        return lines
     }
 
     static func renderCampaign(_ report: CampaignReport, zone: TimeZone, csv: Bool) -> String {

@@ -64,6 +64,29 @@ struct PageTests {
         #expect(page.contains("aria-sort=\"descending\""))
     }
 
+    @Test func listNotesTheLegacyReportsNoCampaignHolds() {
+        let zone = TimeZone(identifier: "UTC")!
+        let page = CampaignListPage(
+            list: CampaignList(
+                campaigns: [summary("a", name: "A")],
+                unattributedReports: [
+                    UnattributedReports(appId: "app_1", category: "push_click", reports: 1),
+                    UnattributedReports(appId: "app_1", category: "push_arrival", reports: 1200),
+                    UnattributedReports(appId: "app_2", category: "push_arrival", reports: 3),
+                ]),
+            sort: CampaignSort(), zone: zone, zoneName: "UTC"
+        ).render()
+        #expect(
+            page.contains(
+                "<p class=\"sub\" data-unattributed=\"1204\">Legacy reports whose title matched no "
+                    + "send, in no campaign: push_arrival 1,203 · push_click 1</p>"))
+        let none = CampaignListPage(
+            list: CampaignList(campaigns: [summary("a", name: "A")]), sort: CampaignSort(),
+            zone: zone, zoneName: "UTC"
+        ).render()
+        #expect(!none.contains("data-unattributed"))
+    }
+
     @Test func emptyListSaysSo() {
         let page = CampaignListPage(
             list: CampaignList(campaigns: []), sort: CampaignSort(column: .openRate),

@@ -203,6 +203,73 @@ struct DedupTests {
         #expect(verify.differences.isEmpty, "\(verify.differences)")
     }
 
+    /// DESIGN.md section 3: unmatched legacy reports are "stored and reported as unattributed".
+    @Test func unmatchedLegacyReportsAreReportedInTheCampaignList() throws {
+        let server = try LiveServer()
+        let read = try Credentials.createToken(role: .read, appId: server.app.appId, on: server.db)
+        _ = try server.db.query(
+            "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(server.app.appId), 'c', 'm-sale', 'Sale', \(Date() - 3600), 10)"
+        )
+        // As the seed apps send them: pageId, category, action, label and the Device-Info header.
+        func seed(_ category: String, _ action: String, _ title: String) -> String {
+            "{\"pageId\":\"push\",\"category\":\"\(category)\",\"action\":\"\(action)\",\"label\":\"push_\(title)\"}"
+        }
+        let deviceInfo = ("Device-Info", #"{"device_id":"d-seed","platform":"ios"}"#)
+        for body in [
+            seed("push_arrival", "view", "Nope"), seed("push_click", "click", "Nope"),
+            seed("push_arrival", "view", "Gone"), seed("push_arrival", "view", "Sale"),
+        ] {
+            let response = try server.upload(body, extraHeaders: [deviceInfo])
+            #expect(json(response)["accepted"] as? Int == 1, "\(response.text)")
+        }
+        let expected = [
+            "\(server.app.appId) push_arrival 2", "\(server.app.appId) push_click 1",
+        ]
+        /// The list's `unattributedReports`, an "appId category reports" line each.
+        func listed(_ query: String) throws -> [String] {
+            let response = try server.request(
+                "GET", "/api/v1/reports/campaigns\(query)", token: read.token)
+            #expect(response.status == 200, "\(response.text)")
+            guard let counts = json(response)["unattributedReports"] as? [[String: Any]] else {
+                return ["no unattributedReports in \(response.text)"]
+            }
+            return counts.map {
+                "\($0["appId"] as? String ?? "?") \($0["category"] as? String ?? "?") "
+                    + "\($0["reports"] as? Int ?? -1)"
+            }
+        }
+        #expect(try listed("") == expected)
+        // Counted per UTC day: today's count is in a range that overlaps today, and not otherwise.
+        let today = RFC3339.format(Date()).prefix(10)
+        #expect(try listed("?from=\(today)T23:59:59Z") == expected)
+        #expect(try listed("?to=\(today)T00:00:00Z") == [])
+        #expect(try listed("?from=\(today)&to=\(today)") == expected)
+
+        let http = try server.request("GET", "/api/v1/reports/campaigns", token: read.token)
+        let cli = try Binary.run(
+            ["report", "campaigns", "--format", "json"], databaseURL: server.databaseURL)
+        #expect(cli.stdout == http.text)
+        let table = try Binary.run(["report", "campaigns"], databaseURL: server.databaseURL)
+        #expect(
+            table.stdout.hasSuffix(
+                "\(server.app.appId): legacy reports matching no send: push_arrival 2, push_click 1\n"
+            ),
+            "\(table.stdout)")
+        let rows = try server.db.query(
+            "SELECT time, category, reports FROM unattributed_report_series ORDER BY category")
+        #expect(rows.map { $0.string("category") } == ["push_arrival", "push_click"])
+        #expect(rows.map { $0.int("reports") } == [2, 1])
+        #expect(
+            rows.map { $0.date("time").map { RFC3339.format($0) } } == [
+                "\(today)T00:00:00Z", "\(today)T00:00:00Z",
+            ])
+        #expect(
+            try server.count(
+                "SELECT count(*)::int AS n FROM events WHERE outcome = 'unattributed'") == 3)
+        let verify = try Verifier(connection: server.db).run()
+        #expect(verify.differences.isEmpty, "\(verify.differences)")
+    }
+
     @Test func verifyFindsATamperedAggregate() throws {
         let server = try LiveServer()
         _ = try server.upload("[\(report("push_arrival", "a1")), \(report("push_click", "c1"))]")

@@ -164,7 +164,31 @@ public struct ReportStore {
                         categories: categories[appId] ?? [], counts: conversions[key] ?? [:],
                         opened: counters.opened, delivered: counters.delivered)))
         }
-        return CampaignList(campaigns: CampaignList.sorted(campaigns), window: window)
+        return CampaignList(
+            campaigns: CampaignList.sorted(campaigns),
+            unattributedReports: try unattributedReports(window: window, app: app), window: window)
+    }
+
+    /// The legacy reports that matched no send, per app and category, summed over the UTC days
+    /// that overlap `window` (they are counted per UTC day).
+    private func unattributedReports(window: ReportWindow, app: String?) throws
+        -> [UnattributedReports]
+    {
+        try connection.queryPrepared(
+            """
+            SELECT app_id, category, sum(reports)::bigint AS reports
+              FROM unattributed_report_series
+             WHERE (\(app)::text IS NULL OR app_id = \(app))
+               AND (\(window.from)::timestamptz IS NULL OR time + interval '1 day' > \(window.from))
+               AND (\(window.to)::timestamptz IS NULL OR time < \(window.to))
+             GROUP BY app_id, category
+             ORDER BY app_id, category
+            """
+        ).map {
+            UnattributedReports(
+                appId: $0.string("app_id") ?? "", category: $0.string("category") ?? "",
+                reports: $0.int("reports") ?? 0)
+        }
     }
 
     // MARK: Notice types
