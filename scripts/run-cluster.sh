@@ -11,6 +11,7 @@
 #                     development CA and a certificate for localhost and 127.0.0.1 are made once
 #                     in TLS_DIR (.data/tls): clients trust TLS_DIR/ca.pem
 #   DATABASE_URL      a database to use instead of the private PostgreSQL of `make run`
+#                     (DATA_DIR/pg, DATA_DIR .data, on PG_PORT, 54329)
 #   PUSHTRACK_BIN     a built pushtrack to run (no build, no development credentials; the tests
 #                     use it), with RUN_DIR (.data/cluster) for the logs and configuration
 #   HAPROXY_MAXCONN   HAProxy's connections at once (20000, or what `ulimit -Hn` allows)
@@ -25,9 +26,14 @@ cd "$(dirname "$0")/.."
 # auth, at most 825 days.
 make_tls() {
     local dir=$1
-    [[ -s "$dir/server.pem" && -s "$dir/ca.pem" ]] && return
+    # Readable by every user, so that any client can trust ca.pem; the keys are the owner's.
     mkdir -p "$dir"
-    chmod 700 "$dir"
+    chmod 755 "$dir"
+    [[ -s "$dir/server.pem" && -s "$dir/ca.pem" ]] && return
+    # The keys are never readable by others, not even while they are written.
+    local mask
+    mask=$(umask)
+    umask 077
     openssl req -x509 -new -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -sha256 \
         -keyout "$dir/ca.key" -out "$dir/ca.pem" -days 3650 -subj "/CN=PushTrack development CA" \
         -addext "basicConstraints=critical,CA:TRUE" \
@@ -41,7 +47,8 @@ make_tls() {
     cat "$dir/server.crt" "$dir/server.key" >"$dir/server.pem.tmp"
     chmod 600 "$dir/server.pem.tmp" "$dir/ca.key" "$dir/server.key"
     mv "$dir/server.pem.tmp" "$dir/server.pem"
-    chmod 644 "$dir/ca.pem"
+    umask "$mask"
+    chmod 644 "$dir/ca.pem" "$dir/server.crt"
     rm -f "$dir/server.csr" "$dir/server.ext"
     echo "run-cluster: made a development CA ($dir/ca.pem) and a certificate for localhost, 127.0.0.1"
 }
@@ -73,23 +80,28 @@ trap stop_all EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-if [[ -n "${PUSHTRACK_BIN:-}" ]]; then
-    bin=$PUSHTRACK_BIN
-    [[ -n "${DATABASE_URL:-}" ]] || { echo "run-cluster: PUSHTRACK_BIN needs DATABASE_URL" >&2; exit 2; }
-    "$bin" migrate >/dev/null
-else
-    if [[ -z "${DATABASE_URL:-}" ]]; then
-        pg_port=${PG_PORT:-54329}
-        # Stopped on exit only when this run started it.
-        if ! python3 -c "import socket,sys; s=socket.socket(); sys.exit(0 if s.connect_ex(('127.0.0.1', $pg_port)) == 0 else 1)"; then
-            stopped_pg=.data/pg
-        fi
-        DATABASE_URL=$(scripts/pg.sh url "$pg_port")
+# The database as for `make run`: DATABASE_URL, else the private cluster in DATA_DIR/pg
+# (.data/pg) on PG_PORT (54329), started here when it is not running, and then stopped on exit.
+if [[ -z "${DATABASE_URL:-}" ]]; then
+    data_dir=${DATA_DIR:-.data}
+    pg_port=${PG_PORT:-54329}
+    if ! python3 -c "import socket,sys; s=socket.socket(); sys.exit(0 if s.connect_ex(('127.0.0.1', $pg_port)) == 0 else 1)"; then
+        stopped_pg=$data_dir/pg
     fi
-    RUN_SETUP_ONLY=1 DATABASE_URL=${DATABASE_URL:-} scripts/run.sh
-    bin="$(swift build -c release --show-bin-path)/pushtrack"
+    mkdir -p "$data_dir"
+    scripts/pg.sh start "$data_dir/pg" "$pg_port"
+    DATABASE_URL=$(scripts/pg.sh url "$pg_port")
+    echo "run-cluster: private PostgreSQL in $data_dir/pg on port $pg_port"
 fi
 export DATABASE_URL
+if [[ -n "${PUSHTRACK_BIN:-}" ]]; then
+    bin=$PUSHTRACK_BIN
+    "$bin" migrate >/dev/null
+else
+    # The build, the migrations and the development credentials of `make run`.
+    RUN_SETUP_ONLY=1 scripts/run.sh
+    bin="$(swift build -c release --show-bin-path)/pushtrack"
+fi
 
 if [[ -n "${TLS_CERT:-}" ]]; then
     [[ -r "$TLS_CERT" ]] || { echo "run-cluster: TLS_CERT $TLS_CERT is not readable" >&2; exit 2; }

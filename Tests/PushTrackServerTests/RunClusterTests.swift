@@ -15,7 +15,10 @@ struct RunClusterTests {
         let process = Process()
         let output: String
 
-        init(databaseURL: String) throws {
+        /// - Parameters:
+        ///   - databaseURL: the database; nil runs the script's private PostgreSQL instead, in
+        ///     this cluster's folder (`DATA_DIR`) on `pgPort`.
+        init(databaseURL: String?, pgPort: UInt16? = nil) throws {
             folder =
                 FileManager.default.temporaryDirectory
                 .appendingPathComponent(
@@ -37,7 +40,13 @@ struct RunClusterTests {
                 root + "/scripts/run-cluster.sh",
             ]
             var environment = ProcessInfo.processInfo.environment
-            environment["DATABASE_URL"] = databaseURL
+            if let databaseURL {
+                environment["DATABASE_URL"] = databaseURL
+            } else {
+                environment["DATABASE_URL"] = nil
+                environment["DATA_DIR"] = folder + "/data"
+                environment["PG_PORT"] = pgPort.map { String($0) }
+            }
             environment["PUSHTRACK_BIN"] = Binary.path
             environment["RUN_DIR"] = folder
             environment["TLS_DIR"] = folder + "/tls"
@@ -198,6 +207,87 @@ struct RunClusterTests {
             #expect(refusedLine.contains("status=413"))
             #expect(refusedLine.contains("client=127.0.0.3"))
         }
+    }
+
+    /// DESIGN.md section 5, "PostgreSQL as for `make run`": without DATABASE_URL the script
+    /// starts its private cluster, and stops it with the rest. While that database is down, every
+    /// answer through the front is a JSON 503 with Retry-After: the collectors' own, then
+    /// HAProxy's once every collector fails /readyz. Ingestion comes back by itself.
+    @Test func withoutDatabaseURLItRunsItsOwnPostgreSQLAndAnOutageAnswersJSON() throws {
+        let pgPort = try RawHTTP.freePort()
+        let cluster = try Cluster(databaseURL: nil, pgPort: pgPort)
+        let data = cluster.folder + "/data/pg"
+        #expect(
+            cluster.log.contains(
+                "run-cluster: private PostgreSQL in \(cluster.folder)/data/pg on port \(pgPort)"),
+            "\(cluster.log)")
+        let key = try Self.writeKey("postgresql://postgres@127.0.0.1:\(pgPort)/pushtrack")
+        // Any user can read the CA to trust; the keys are root's alone.
+        let attributes = { (path: String) in
+            (try? FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+                ?? -1
+        }
+        #expect(attributes(cluster.folder + "/tls") == 0o755)
+        #expect(attributes(cluster.ca) == 0o644)
+        #expect(attributes(cluster.folder + "/tls/ca.key") == 0o600)
+        #expect(attributes(cluster.folder + "/tls/server.pem") == 0o600)
+
+        /// One report over HTTPS: "status retry-after content-type body".
+        func post(_ eventId: String) throws -> String {
+            try Self.run(
+                "/usr/bin/python3",
+                [
+                    "-c",
+                    """
+                    import http.client, ssl, sys
+                    c = http.client.HTTPSConnection("localhost", int(sys.argv[1]), context=ssl.create_default_context(cafile=sys.argv[2]), timeout=10)
+                    c.request("POST", "/customer-track/upload-event", body=b'{"pageId":"push","category":"push_arrival","messageId":"m-out","deviceId":"d1","eventId":"' + sys.argv[4].encode() + b'"}', headers={"X-App-Key": sys.argv[3], "Content-Type": "application/json"})
+                    r = c.getresponse()
+                    print(r.status, r.getheader("Retry-After"), r.getheader("Content-Type"), r.read().decode())
+                    """,
+                    String(cluster.port), cluster.ca, key, eventId,
+                ]
+            ).output
+        }
+        let accepted =
+            #"None application/json {"accepted":1,"code":0,"duplicates":0,"rejected":[]}"#
+        #expect(try post("e1") == "200 \(accepted)\n")
+
+        let root = try TestCluster.repositoryRoot()
+        // posix_spawn, not Process: Process never sees a `pg_ctl start` return (TestCluster.shell).
+        try TestCluster.shell([root + "/scripts/pg.sh", "stop", data, "immediate"])
+        let fromHAProxy =
+            #"503 1 application/json {"code":503,"error":"database_unavailable","message":"no collector is ready: the database is unreachable, or the collectors are stopping; nothing was stored, retry after 1 s"}"#
+            + "\n"
+        var answers: [String] = []
+        #expect(
+            Cluster.poll(timeout: .seconds(20)) {
+                answers.append((try? post("e2")) ?? "no answer")
+                return answers.last == fromHAProxy
+            }, "\(answers)")
+        // Before HAProxy took the collectors out, they answered themselves: JSON, Retry-After.
+        #expect(
+            answers.allSatisfy {
+                $0.hasPrefix(
+                    "503 1 application/json {\"code\":503,\"error\":\"database_unavailable\"")
+            }, "\(answers)")
+
+        try TestCluster.shell([root + "/scripts/pg.sh", "start", data, String(pgPort)])
+        var last = ""
+        #expect(
+            Cluster.poll(timeout: .seconds(30)) {
+                last = (try? post("e2")) ?? "no answer"
+                return last.hasPrefix("200 ")
+            }, "\(last)")
+        #expect(last == "200 \(accepted)\n")
+
+        cluster.stop()
+        #expect(cluster.log.contains("run-cluster: stopped"))
+        // The script started this PostgreSQL, so it stopped it.
+        #expect(
+            Cluster.poll(timeout: .seconds(10)) {
+                !FileManager.default.fileExists(atPath: data + "/postmaster.pid")
+            })
     }
 
     @Test func onlyTLS12And13AreSpokenAndSIGTERMStopsEverything() throws {
