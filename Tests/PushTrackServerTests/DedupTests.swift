@@ -268,6 +268,22 @@ struct DedupTests {
                 "SELECT count(*)::int AS n FROM events WHERE outcome = 'unattributed'") == 3)
         let verify = try Verifier(connection: server.db).run()
         #expect(verify.differences.isEmpty, "\(verify.differences)")
+
+        // A UTC day is 24 hours whatever the session's time zone: in New York the day that
+        // starts 2026-11-01T00:00Z lasts 25 hours (the end of daylight saving time).
+        _ = try server.db.query("SET TimeZone = 'America/New_York'")
+        _ = try server.db.query(
+            "INSERT INTO unattributed_reports (app_id, day, category, reports) VALUES (\(server.app.appId), '2026-11-01', 'push_dismiss', 4)"
+        )
+        func dismissals(from: String, to: String) throws -> [Int] {
+            let window = ReportWindow(from: RFC3339.parse(from), to: RFC3339.parse(to))
+            return try ReportStore(server.db).campaignList(
+                window: window, requested: server.app.appId, scope: nil
+            ).unattributedReports.filter { $0.category == "push_dismiss" }.map(\.reports)
+        }
+        #expect(try dismissals(from: "2026-11-01T23:59:59Z", to: "2026-11-03T00:00:00Z") == [4])
+        #expect(try dismissals(from: "2026-11-02T00:00:00Z", to: "2026-11-03T00:00:00Z") == [])
+        #expect(try dismissals(from: "2026-10-30T00:00:00Z", to: "2026-11-01T00:00:00Z") == [])
     }
 
     @Test func verifyFindsATamperedAggregate() throws {

@@ -170,7 +170,8 @@ public struct ReportStore {
     }
 
     /// The legacy reports that matched no send, per app and category, summed over the UTC days
-    /// that overlap `window` (they are counted per UTC day).
+    /// that overlap `window` (they are counted per UTC day). A day is 24 hours here: `interval
+    /// '1 day'` would follow the session's time zone across a DST change.
     private func unattributedReports(window: ReportWindow, app: String?) throws
         -> [UnattributedReports]
     {
@@ -179,7 +180,7 @@ public struct ReportStore {
             SELECT app_id, category, sum(reports)::bigint AS reports
               FROM unattributed_report_series
              WHERE (\(app)::text IS NULL OR app_id = \(app))
-               AND (\(window.from)::timestamptz IS NULL OR time + interval '1 day' > \(window.from))
+               AND (\(window.from)::timestamptz IS NULL OR time + interval '24 hours' > \(window.from))
                AND (\(window.to)::timestamptz IS NULL OR time < \(window.to))
              GROUP BY app_id, category
              ORDER BY app_id, category
