@@ -177,7 +177,7 @@ struct ScenarioTests {
     func config(_ change: (inout SimulationConfig) -> Void) -> SimulationConfig {
         var config = SimulationConfig()
         config.devices = 200
-        // Every report attributable unless a test says otherwise.
+        // Every send registered before the traffic unless a test says otherwise.
         config.lateRegistrationShare = 0
         change(&config)
         return config
@@ -259,19 +259,26 @@ struct ScenarioTests {
     }
 
     /// Every message is registered after the traffic and every client is legacy: no report can
-    /// be attributed, so nothing is counted, while the pushes really arrived.
-    @Test func legacyReportsOfLateRegisteredMessagesCountForNothing() throws {
-        let scenario = Scenario(
-            config: config {
-                $0.lateRegistrationShare = 1
-                $0.legacyShare = 1
-                $0.arrivedShare = 1
-            }, nowMs: 1_764_403_200_000)
-        let truth = truth(scenario)
-        for tally in truth.messages {
-            #expect(tally.counters == ExpectedCounters())
+    /// be attributed when it arrives, and every one is once its send is registered, so the
+    /// counts are those of the same traffic with the sends registered first.
+    @Test func legacyReportsOfLateRegisteredMessagesCountOnceRegistered() throws {
+        func scenario(late: Double) -> Scenario {
+            Scenario(
+                config: config {
+                    $0.lateRegistrationShare = late
+                    $0.legacyShare = 1
+                    $0.arrivedShare = 1
+                }, nowMs: 1_764_403_200_000)
+        }
+        let late = truth(scenario(late: 1))
+        let early = truth(scenario(late: 0))
+        #expect(late.messages.count == early.messages.count)
+        for (tally, first) in zip(late.messages, early.messages) {
+            #expect(tally.counters == first.counters)
+            #expect(tally.counters.delivered > 0)
             #expect(tally.reality.arrived == tally.reality.targeted)
-            #expect(tally.reality.unattributedReports > 0)
+            #expect(tally.reality.lateLegacyReports > 0)
+            #expect(first.reality.lateLegacyReports == 0)
         }
         // Modern clients of such messages send no campaignId (the message is its own campaign
         // until its send is registered); of the others, they do.

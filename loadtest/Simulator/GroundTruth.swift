@@ -10,8 +10,9 @@ public struct RealityCounts: Sendable, Equatable {
     public var arrivedUnreported = 0
     public var staleFlag = 0
     public var extensionReportLost = 0
-    /// Reports no message could be found for (legacy, before the send was registered).
-    public var unattributedReports = 0
+    /// Legacy reports stored before their send was registered: unattributed until it was,
+    /// then counted for it.
+    public var lateLegacyReports = 0
 
     public init() {}
 
@@ -24,7 +25,7 @@ public struct RealityCounts: Sendable, Equatable {
         sum.arrivedUnreported += b.arrivedUnreported
         sum.staleFlag += b.staleFlag
         sum.extensionReportLost += b.extensionReportLost
-        sum.unattributedReports += b.unattributedReports
+        sum.lateLegacyReports += b.lateLegacyReports
         return sum
     }
 }
@@ -73,10 +74,7 @@ public struct MessageTally: Sendable, Equatable {
         if pair.reality.arrived && !pair.reports.contains(where: { $0.kind == .arrival }) {
             reality.arrivedUnreported += 1
         }
-        guard pair.attributable else {
-            reality.unattributedReports += pair.reports.count
-            return
-        }
+        if pair.registeredAfterItsReports { reality.lateLegacyReports += pair.reports.count }
         guard !pair.reports.isEmpty else { return }
         let expectation = TruthModel.expectation(of: pair.reports, pair: pairKey)
         let contribution = expectation.counters

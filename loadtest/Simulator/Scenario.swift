@@ -98,8 +98,9 @@ public struct Scenario: Sendable {
         var pairs: [SimPair] = []
         for message in messages where Self.targets(config, message: message.index, device: index) {
             var drawn = pair(message, device, &random)
-            // A legacy report names a title; with no send of it registered yet, nothing matches.
-            drawn.attributable = !(device.legacy && message.registeredLate)
+            // A legacy report names a title; with no send of it registered yet, nothing matches
+            // until the send is registered.
+            drawn.registeredAfterItsReports = device.legacy && message.registeredLate
             pairs.append(drawn)
         }
         let requests = plan(pairs, device, &random)

@@ -33,9 +33,9 @@ public struct SimPair: Sendable, Equatable {
     public var reality = Reality()
     /// Every distinct report the app sent about this push.
     public var reports: [ClientReport] = []
-    /// False when the server cannot tell which message the reports are about (legacy reports
-    /// of a message whose send is not registered yet): they are stored as unattributed.
-    public var attributable = true
+    /// Legacy reports of a message whose send is registered after them: stored unattributed,
+    /// then counted for the send when it is registered (they count all the same).
+    public var registeredAfterItsReports = false
 
     public init(messageIndex: Int) {
         self.messageIndex = messageIndex

@@ -52,7 +52,8 @@ public struct SimulationConfig: Sendable, Equatable {
     public var arrayShare = 0.2
     /// Messages whose sends are registered only after all the traffic: their clients send no
     /// `campaignId`, so each is its own campaign until registration moves it (with everything
-    /// counted) to its campaign; legacy reports of them match no send and stay unattributed.
+    /// counted) to its campaign; legacy reports of them match no send until it is registered,
+    /// and then count for it.
     public var lateRegistrationShare = 0.2
     /// Most events in one batch request.
     public var batchSize = 50

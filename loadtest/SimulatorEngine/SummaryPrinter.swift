@@ -46,7 +46,7 @@ enum SummaryPrinter {
                 + "\(Format.count(reality.tapped)) tapped, \(Format.count(reality.dismissed)) dismissed; "
                 + "\(Format.count(reality.arrivedUnreported)) arrived without an arrival report "
                 + "(stale flag \(Format.count(reality.staleFlag)), extension report lost \(Format.count(reality.extensionReportLost))); "
-                + "\(Format.count(reality.unattributedReports)) legacy reports of messages registered late, unattributed; "
+                + "\(Format.count(reality.lateLegacyReports)) legacy reports stored before their send was registered (then counted); "
                 + "\(summary.scenario.messages.filter(\.registeredLate).count) of \(summary.scenario.messages.count) messages registered after the traffic"
         )
         for campaign in summary.scenario.campaignIds {

@@ -28,23 +28,13 @@ enum ConversionDevices {
              ORDER BY 1, 2
             ON CONFLICT DO NOTHING
             """)
-        let deadline = ContinuousClock.now + maxWait
-        while ContinuousClock.now < deadline {
-            let waiting =
-                try connection.query(
-                    """
-                    SELECT EXISTS (
-                        SELECT 1 FROM pg_stat_activity a
-                         WHERE a.application_name = \(IngestWriter.applicationName)
-                           AND a.pid <> pg_backend_pid() AND a.backend_xid IS NOT NULL
-                           AND a.xact_start <= (
-                               SELECT max(d.created_at) FROM conversion_devices d
-                                 JOIN unnest(\(apps)::text[], \(ids)::text[]) AS u(a, dv)
-                                   ON d.app_id = u.a AND d.device_id = u.dv)) AS waiting
-                    """
-                ).first?.bool("waiting") ?? false
-            if !waiting { return }
-            Thread.sleep(forTimeInterval: 0.002)
-        }
+        _ = try WriterTransactions.awaitEnd(
+            of: """
+                a.backend_xid IS NOT NULL
+                AND a.xact_start <= (
+                    SELECT max(d.created_at) FROM conversion_devices d
+                      JOIN unnest(\(apps)::text[], \(ids)::text[]) AS u(a, dv)
+                        ON d.app_id = u.a AND d.device_id = u.dv)
+                """, maxWait: maxWait, on: connection)
     }
 }

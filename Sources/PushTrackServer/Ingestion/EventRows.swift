@@ -60,3 +60,19 @@ struct EventRows {
         _ = try connection.copyIn(Self.copyStatement, rows: rows)
     }
 }
+
+extension ValidEvent {
+    /// What a push report of the raw log says about its pair, from a row with its `category`,
+    /// `action`, `app_active`, `source`, `event_time`, `platform`, `app_version` and `locale`.
+    init(storedReport row: PostgresRow) {
+        self.init(
+            index: 0, pageId: "push", category: row.string("category") ?? "",
+            eventTime: row.date("event_time") ?? Date(timeIntervalSince1970: 0))
+        action = row.string("action")
+        appActive = row.bool("app_active")
+        source = row.string("source")
+        platform = row.string("platform")
+        appVersion = row.string("app_version")
+        locale = row.string("locale")
+    }
+}

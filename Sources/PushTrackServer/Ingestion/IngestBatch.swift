@@ -203,11 +203,7 @@ struct IngestBatch {
         let rows = try connection.ingest(
             prepared: prepared,
             """
-            SELECT t.i, (
-                SELECT s.message_id FROM sends s
-                WHERE s.app_id = t.a AND s.title = t.title
-                  AND s.sent_at <= t.at AND s.sent_at > t.at - interval '72 hours'
-                ORDER BY s.sent_at DESC, s.send_id DESC LIMIT 1) AS message_id
+            SELECT t.i, (\(unescaped: Self.closestSend)) AS message_id
             FROM unnest(\(positions)::int[], \(apps)::text[], \(titles)::text[],
                         \(times)::timestamptz[]) AS t(i, a, title, at)
             """)
@@ -220,6 +216,15 @@ struct IngestBatch {
             items[index].attributedMessageId = messageId
         }
     }
+
+    /// The message of the registered send of app `t.a` titled `t.title` whose send time is
+    /// closest before `t.at`, within 72 hours (a subquery; ``LateSends`` matches by it too).
+    static let closestSend = """
+        SELECT s.message_id FROM sends s
+        WHERE s.app_id = t.a AND s.title = t.title
+          AND s.sent_at <= t.at AND s.sent_at > t.at - interval '72 hours'
+        ORDER BY s.sent_at DESC, s.send_id DESC LIMIT 1
+        """
 
     /// `push_{title}` → `title`; a label without the prefix is taken as the title.
     static func title(fromLabel label: String?) -> String? {
@@ -294,9 +299,21 @@ struct IngestBatch {
     private func countUnattributed(_ items: [Item], on connection: PostgresConnection) throws {
         var counts: [[String]: Int] = [:]
         for item in items where item.outcome == .unattributed {
-            let day = String(RFC3339.format(item.event.eventTime).prefix(10))
-            counts[[item.appId, day, item.event.category], default: 0] += 1
+            counts[Self.unattributedKey(item), default: 0] += 1
         }
+        try Self.addUnattributed(counts, prepared: prepared, on: connection)
+    }
+
+    /// Where an unattributed report is counted: app, UTC day of its event time, category.
+    static func unattributedKey(_ item: Item) -> [String] {
+        [item.appId, String(RFC3339.format(item.event.eventTime).prefix(10)), item.event.category]
+    }
+
+    /// Adds `counts` (by ``unattributedKey(_:)``; negative for reports attributed later) to
+    /// `unattributed_reports`, at the commit.
+    static func addUnattributed(
+        _ counts: [[String]: Int], prepared: Bool, on connection: PostgresConnection
+    ) throws {
         guard !counts.isEmpty else { return }
         let keys = counts.keys.sorted { $0.lexicographicallyPrecedes($1) }
         let apps = keys.map { $0[0] }

@@ -69,6 +69,8 @@ final class ReportCompactor: Sendable {
                 let folded = try pool.run { connection in try Self.compact(connection) }
                 metrics.add(.compactionRuns)
                 metrics.add(.deltasFolded, folded)
+                // Legacy reports of sends whose registration could not attribute them.
+                try pool.run { connection in try LateSends.resumeQueued(on: connection) }
             } catch {
                 metrics.add(.compactionFailures)
                 log.warning("report compaction failed", ["reason": "\(error)"])

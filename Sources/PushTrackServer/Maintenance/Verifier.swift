@@ -115,16 +115,8 @@ public struct Verifier {
             if rows.count == 0 { break }
             for row in rows {
                 summary.events += 1
-                var event = ValidEvent(
-                    index: 0, pageId: "push", category: row.string("category") ?? "",
-                    eventTime: row.date("event_time") ?? Date(timeIntervalSince1970: 0))
-                event.action = row.string("action")
-                event.appActive = row.bool("app_active")
-                event.source = row.string("source")
-                event.platform = row.string("platform")
-                event.appVersion = row.string("app_version")
-                event.locale = row.string("locale")
-                guard let report = PushReport(event), let messageId = row.string("message_id"),
+                guard let report = PushReport(ValidEvent(storedReport: row)),
+                    let messageId = row.string("message_id"),
                     let deviceId = row.string("device_id")
                 else { continue }
                 let pair = PairKey(
@@ -275,6 +267,30 @@ public struct Verifier {
                     key:
                         "\(row.string("app_id") ?? "")/\(row.string("day") ?? "")/\(row.string("category") ?? "")",
                     expected: row.string("expected") ?? "0", stored: row.string("stored") ?? "0"))
+        }
+        // Unattributed reports that a registered send explains, with no match queued to count
+        // them (sql/017_late_sends.sql).
+        for row in try connection.query(
+            """
+            SELECT e.app_id, e.label, count(*) AS n
+              FROM events e
+             CROSS JOIN LATERAL (
+                   SELECT e.app_id AS a, e.event_time AS at,
+                          CASE WHEN left(e.label, 5) = 'push_' THEN substr(e.label, 6)
+                               ELSE e.label END AS title) t
+             WHERE e.outcome = 'unattributed' AND e.device_id IS NOT NULL AND e.label IS NOT NULL
+               AND (\(unescaped: IngestBatch.closestSend)) IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM late_send_matches q
+                                WHERE q.app_id = e.app_id AND q.title = t.title)
+             GROUP BY 1, 2 ORDER BY 1, 2
+            """)
+        {
+            summary.differences.append(
+                Difference(
+                    table: "events",
+                    key: "\(row.string("app_id") ?? "")/\(row.string("label") ?? "")",
+                    expected: "attributed to the closest registered send",
+                    stored: "\(row.string("n") ?? "0") unattributed"))
         }
     }
 

@@ -69,9 +69,22 @@ public enum CampaignRegistry {
     /// The message row becomes `registered`, moves to this campaign (so counts already made
     /// from its events now report here: nothing is reprocessed), keeps the earliest send time,
     /// and takes the title when one is given.
+    ///
+    /// A send with a title then attributes the legacy reports of that title stored before it
+    /// was registered (``LateSends``), once its transaction has committed. If that fails, the
+    /// send stands and the report compactor attributes them later.
     public static func registerSend(
         _ send: SendRequest, campaignId: String, appId: String, on connection: PostgresConnection
     ) throws -> StoredSend {
+        let (stored, match) = try store(send, campaignId: campaignId, appId: appId, on: connection)
+        if let match { _ = try? LateSends.run(match, on: connection) }
+        return stored
+    }
+
+    /// The send's transaction: the stored send, and its queued match of legacy reports.
+    private static func store(
+        _ send: SendRequest, campaignId: String, appId: String, on connection: PostgresConnection
+    ) throws -> (StoredSend, LateSends.Match?) {
         try connection.transaction { connection in
             _ = try connection.query(
                 """
@@ -97,13 +110,18 @@ public enum CampaignRegistry {
                 """)[0]
             let sendId = row.int("send_id") ?? 0
             try storeFailures(send, sendId: sendId, appId: appId, on: connection)
-            return StoredSend(
+            let sentAt = row.date("sent_at") ?? send.sentAt
+            let match = try send.title.map {
+                try LateSends.queue(appId: appId, title: $0, sentAt: sentAt, on: connection)
+            }
+            let stored = StoredSend(
                 sendId: sendId, appId: appId, campaignId: campaignId,
                 messageId: send.messageId, title: send.title,
-                sentAt: RFC3339.format(row.date("sent_at") ?? send.sentAt), sent: send.sent,
+                sentAt: RFC3339.format(sentAt), sent: send.sent,
                 failed: send.failed, platform: send.platform,
                 createdAt: RFC3339.format(row.date("created_at") ?? Date()),
                 failures: send.failures)
+            return (stored, match)
         }
     }
 

@@ -1,0 +1,294 @@
+import Foundation
+import PostgresClient
+import PushTrackCore
+
+/// Legacy reports that arrived before their send was registered (DESIGN.md section 3, and
+/// sql/017_late_sends.sql).
+///
+/// A writer matches a legacy report (no messageId, `label = "push_" + title`) against the sends
+/// it can see; one that matched none is stored `unattributed`. When a send with a title is
+/// registered, ``CampaignRegistry/registerSend(_:campaignId:appId:on:)`` queues a match in its
+/// transaction (`late_send_matches`) and runs it once that has committed: ``run(_:on:)`` waits
+/// until every writer transaction that began before the send was visible has ended (each of
+/// those may have stored a report the send explains; every later one sees the send), then, in
+/// one transaction, takes the stored unattributed reports of that title in the send's 72 hours
+/// whose closest send is now a registered one, and counts them as a writer would have: their
+/// pairs (the writers' merge), the rollups, conversions and influence, their outcome in the raw
+/// log, and `unattributed_reports` less them. A match left queued (the server stopped, the
+/// wait timed out) is run by the report compactor (``resumeQueued(on:)``).
+///
+/// Reports without a device stay unattributed, as the writers leave them: they have no pair.
+/// Reports already attributed to an earlier send of the same title are not moved to a closer
+/// send registered after them (README, "Legacy reports").
+enum LateSends {
+    /// A queued match: the send's app, title and time.
+    struct Match: Sendable {
+        let id: Int
+        let appId: String
+        let title: String
+        let sentAt: Date
+    }
+
+    /// How long to wait for the writer transactions that may not have seen the send.
+    static let maxWait: Duration = .seconds(30)
+
+    /// How old a queued match must be before the compactor runs it (a registration normally
+    /// runs its own at once).
+    static let resumeAfterSeconds = 10
+
+    /// The labels whose title (``IngestBatch/title(fromLabel:)``) is `title`.
+    static func labels(of title: String) -> [String] {
+        title.hasPrefix("push_") ? ["push_" + title] : ["push_" + title, title]
+    }
+
+    /// Queues the match of a send, inside the send's transaction.
+    static func queue(appId: String, title: String, sentAt: Date, on connection: PostgresConnection)
+        throws -> Match
+    {
+        let row = try connection.query(
+            """
+            INSERT INTO late_send_matches (app_id, title, sent_at)
+            VALUES (\(appId), \(title), \(sentAt)) RETURNING match_id
+            """)[0]
+        return Match(id: row.int("match_id") ?? 0, appId: appId, title: title, sentAt: sentAt)
+    }
+
+    /// Runs a queued match, outside any transaction: the reports it attributed, or `nil` when the
+    /// writers did not finish within ``maxWait`` (the match stays queued).
+    @discardableResult
+    static func run(_ match: Match, on connection: PostgresConnection) throws -> Int? {
+        guard try WriterTransactions.awaitEndOfThoseBegunBefore(on: connection, maxWait: maxWait)
+        else { return nil }
+        return try connection.transaction { connection in
+            try attribute(match, on: connection)
+        }
+    }
+
+    /// Runs the matches queued more than `after` seconds ago; returns the reports attributed.
+    @discardableResult
+    static func resumeQueued(on connection: PostgresConnection, after: Int = resumeAfterSeconds)
+        throws -> Int
+    {
+        let queued = try connection.query(
+            """
+            SELECT match_id, app_id, title, sent_at FROM late_send_matches
+             WHERE queued_at < now() - make_interval(secs => \(after))
+             ORDER BY match_id LIMIT 100
+            """
+        ).map {
+            Match(
+                id: $0.int("match_id") ?? 0, appId: $0.string("app_id") ?? "",
+                title: $0.string("title") ?? "",
+                sentAt: $0.date("sent_at") ?? Date(timeIntervalSince1970: 0))
+        }
+        var attributed = 0
+        for match in queued {
+            guard let count = try run(match, on: connection) else { break }
+            attributed += count
+        }
+        return attributed
+    }
+
+    /// The match's work, in its transaction.
+    private static func attribute(_ match: Match, on connection: PostgresConnection) throws -> Int {
+        let labels = labels(of: match.title)
+        // Locked, so that another match of the title, or an erasure, waits; a row that changed
+        // meanwhile is read again and left out when it is no longer unattributed.
+        let rows = try connection.query(
+            """
+            SELECT e.event_seq, e.received_at, e.event_time, e.category, e.action, e.label,
+                   e.device_id, e.app_active, e.source, e.platform, e.app_version, e.locale,
+                   (\(unescaped: IngestBatch.closestSend)) AS message_id
+              FROM events e
+             CROSS JOIN LATERAL (SELECT e.app_id AS a, \(match.title)::text AS title,
+                                        e.event_time AS at) t
+             WHERE e.outcome = 'unattributed' AND e.app_id = \(match.appId)
+               AND e.label = ANY(\(labels)::text[]) AND e.device_id IS NOT NULL
+               AND e.event_time >= \(match.sentAt)
+               AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
+             ORDER BY e.event_seq
+               FOR UPDATE OF e
+            """)
+        var items: [IngestBatch.Item] = []
+        var sequence: [Int] = []
+        for row in rows {
+            guard let messageId = row.string("message_id") else { continue }
+            var event = ValidEvent(storedReport: row)
+            event.label = row.string("label")
+            event.deviceId = row.string("device_id")
+            let item = IngestBatch.Item(
+                job: 0, appId: match.appId,
+                receivedAt: row.date("received_at") ?? Date(timeIntervalSince1970: 0),
+                event: event)
+            guard item.report != nil else { continue }
+            item.messageId = messageId
+            item.attributedMessageId = messageId
+            items.append(item)
+            sequence.append(row.int("event_seq") ?? 0)
+        }
+        if !items.isEmpty {
+            try count(&items, sequence: sequence, labels: labels, match: match, on: connection)
+        }
+        _ = try connection.query(
+            "DELETE FROM late_send_matches WHERE app_id = \(match.appId) AND match_id = \(match.id)"
+        )
+        return items.count
+    }
+
+    /// Counts the reports for their pairs, as a writer's batch does (``IngestBatch``'s steps 4
+    /// to 6), and marks them in the raw log; `sequence` holds their `event_seq`, in order.
+    private static func count(
+        _ items: inout [IngestBatch.Item], sequence: [Int], labels: [String], match: Match,
+        on connection: PostgresConnection
+    ) throws {
+        let batch = IngestBatch(jobs: [], tracking: ConversionTracking(trackedApps: nil))
+        let now = Date()
+        var influence: [IngestBatch.MessageKey: Int] = [:]
+        var changes: [IngestBatch.PairKey: IngestBatch.PairChange] = [:]
+        var deltas = try batch.applyDeliveries(
+            &items, influence: &influence, changes: &changes, on: connection, now: now
+        ).deltas
+        try firstDimensions(of: items, sequence: sequence, deltas: &deltas, on: connection)
+        try batch.applyConversions(&items, changes: changes, on: connection)
+        let updated = try connection.query(
+            """
+            UPDATE events e SET outcome = u.outcome, attributed_message_id = u.message_id
+              FROM unnest(\(sequence)::bigint[], \(items.map(\.outcome.rawValue))::text[],
+                          \(items.map(\.attributedMessageId))::text[]) AS u(seq, outcome, message_id)
+             WHERE e.outcome = 'unattributed' AND e.app_id = \(match.appId)
+               AND e.label = ANY(\(labels)::text[])
+               AND e.event_time >= \(match.sentAt)
+               AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
+               AND e.event_seq = u.seq
+            RETURNING e.event_seq
+            """)
+        guard updated.count == items.count else {
+            throw PushTrackError(
+                "late_send_rows_missing", "marked \(updated.count) of \(items.count) reports")
+        }
+        var counts: [[String]: Int] = [:]
+        for item in items { counts[IngestBatch.unattributedKey(item), default: 0] -= 1 }
+        try IngestBatch.addUnattributed(counts, prepared: false, on: connection)
+        _ = try connection.query(
+            """
+            DELETE FROM unattributed_reports
+             WHERE app_id = \(match.appId) AND reports = 0
+               AND category = ANY(\(Array(Set(items.map(\.event.category))))::text[])
+            """)
+        try RollupDeltas(deltas).apply(on: connection, prepared: false)
+        try batch.applyInfluence(influence, on: connection)
+    }
+
+    /// The merge keeps a pair's stored dimensions (platform, app version, locale) over the
+    /// reports'; but a pair takes them from its earliest report in the raw log, and these reports
+    /// may be older than those it had. Sets them from the log where they differ, and moves the
+    /// pair's contribution in `deltas` with them.
+    private static func firstDimensions(
+        of items: [IngestBatch.Item], sequence: [Int],
+        deltas: inout [IngestBatch.MessageKey: Contribution], on connection: PostgresConnection
+    ) throws {
+        let appId = items[0].appId
+        var pairs = Set<IngestBatch.PairKey>()
+        for item in items {
+            pairs.insert(
+                IngestBatch.PairKey(
+                    appId: appId, messageId: item.messageId ?? "",
+                    deviceId: item.event.deviceId ?? ""))
+        }
+        let sorted = pairs.sorted()
+        let messages = sorted.map(\.messageId)
+        let devices = sorted.map(\.deviceId)
+        // The pairs' counted reports in the log and these, first dimension of each kind by
+        // event_seq, against the row (locked by the merge, so no writer adds to it meanwhile).
+        let rows = try connection.query(
+            """
+            WITH reports AS (
+                SELECT p.m, p.d, e.event_seq, e.platform, e.app_version, e.locale
+                  FROM unnest(\(messages)::text[], \(devices)::text[]) AS p(m, d)
+                  JOIN events e ON e.app_id = \(appId) AND e.device_id = p.d
+                   AND (e.message_id = p.m OR (e.message_id IS NULL AND e.attributed_message_id = p.m))
+                 WHERE e.outcome NOT IN ('generic', 'conversion', 'unattributed')
+                UNION ALL
+                SELECT u.m, u.d, u.seq, u.platform, u.app_version, u.locale
+                  FROM unnest(\(items.map { $0.messageId })::text[],
+                              \(items.map(\.event.deviceId))::text[], \(sequence)::bigint[],
+                              \(items.map(\.event.platform))::text[],
+                              \(items.map(\.event.appVersion))::text[],
+                              \(items.map(\.event.locale))::text[])
+                       AS u(m, d, seq, platform, app_version, locale)
+            ), first AS (
+                SELECT m, d,
+                       (array_agg(platform ORDER BY event_seq) FILTER (WHERE platform IS NOT NULL))[1] AS platform,
+                       (array_agg(app_version ORDER BY event_seq) FILTER (WHERE app_version IS NOT NULL))[1] AS app_version,
+                       (array_agg(locale ORDER BY event_seq) FILTER (WHERE locale IS NOT NULL))[1] AS locale
+                  FROM reports GROUP BY m, d
+            )
+            SELECT d.app_id, d.message_id, d.device_id, d.first_arrival_at, d.arrival_reports,
+                   d.foreground, d.extension_report, d.first_click_at, d.clicks, d.dismissed_at,
+                   d.platform, d.app_version, d.locale, f.platform AS first_platform,
+                   f.app_version AS first_app_version, f.locale AS first_locale
+              FROM first f
+              JOIN deliveries d ON d.app_id = \(appId) AND d.message_id = f.m AND d.device_id = f.d
+             WHERE d.platform IS DISTINCT FROM f.platform
+                OR d.app_version IS DISTINCT FROM f.app_version
+                OR d.locale IS DISTINCT FROM f.locale
+             ORDER BY d.message_id, d.device_id
+            """)
+        for row in rows {
+            let merged = IngestBatch.state(from: row, prefix: "")
+            var first = merged
+            first.platform = row.string("first_platform")
+            first.appVersion = row.string("first_app_version")
+            first.locale = row.string("first_locale")
+            _ = try connection.query(
+                """
+                UPDATE deliveries SET platform = \(first.platform), app_version = \(first.appVersion),
+                                      locale = \(first.locale)
+                 WHERE app_id = \(appId) AND message_id = \(row.string("message_id"))
+                   AND device_id = \(row.string("device_id"))
+                """)
+            let message = IngestBatch.MessageKey(
+                appId: appId, messageId: row.string("message_id") ?? "")
+            deltas[message, default: Contribution()].add(Rollup.contribution(of: first))
+            deltas[message, default: Contribution()].add(
+                Rollup.contribution(of: merged), subtracting: true)
+        }
+    }
+}
+
+/// The ingestion writers' transactions (`pg_stat_activity`, application name
+/// ``IngestWriter/applicationName``, in every process on the database).
+enum WriterTransactions {
+    /// Waits until every writer transaction that began before this call has ended, holding no
+    /// lock (so it cannot deadlock with them); `false` when some still run after `maxWait`.
+    static func awaitEndOfThoseBegunBefore(on connection: PostgresConnection, maxWait: Duration)
+        throws -> Bool
+    {
+        let since = try connection.query("SELECT clock_timestamp() AS t")[0].date("t") ?? Date()
+        return try awaitEnd(
+            of: "a.xact_start <= \(since)::timestamptz + interval '1 millisecond'",
+            maxWait: maxWait, on: connection)
+    }
+
+    /// Waits until no writer transaction other than this session's meets `condition` (on
+    /// `pg_stat_activity a`); `false` when one still does after `maxWait`.
+    static func awaitEnd(
+        of condition: PostgresQuery, maxWait: Duration, on connection: PostgresConnection
+    ) throws -> Bool {
+        let deadline = ContinuousClock.now + maxWait
+        repeat {
+            let waiting =
+                try connection.query(
+                    """
+                    SELECT EXISTS (
+                        SELECT 1 FROM pg_stat_activity a
+                         WHERE a.application_name = \(IngestWriter.applicationName)
+                           AND a.pid <> pg_backend_pid() AND \(condition)) AS waiting
+                    """
+                ).first?.bool("waiting") ?? false
+            if !waiting { return true }
+            Thread.sleep(forTimeInterval: 0.002)
+        } while ContinuousClock.now < deadline
+        return false
+    }
+}

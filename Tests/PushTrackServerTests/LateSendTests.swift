@@ -1,0 +1,289 @@
+import Foundation
+import HTTPClient
+import PostgresClient
+import PushTrackCore
+import PushTrackTesting
+import Testing
+
+@testable import PushTrackServer
+
+/// DESIGN.md section 3: a legacy report (no messageId) counts for the closest registered send of
+/// its title within 72 hours, also when the send is registered after the report arrived
+/// (sql/017_late_sends.sql).
+@Suite("Legacy reports stored before their send")
+struct LateSendTests {
+    /// As the seed apps send a push report: pageId, category, action, label, and headers.
+    static func seed(_ category: String, _ title: String, at time: Date? = nil) -> String {
+        let action = category == "push_click" ? "click" : "view"
+        let timestamp = time.map { ",\"timestamp\":\"\(RFC3339.format($0))\"" } ?? ""
+        return
+            "{\"pageId\":\"push\",\"category\":\"\(category)\",\"action\":\"\(action)\",\"label\":\"push_\(title)\"\(timestamp)}"
+    }
+
+    static func device(_ id: String, version: String = "1.0") -> [(String, String)] {
+        [("Device-Info", #"{"device_id":"\#(id)","platform":"ios"}"#), ("Version", version)]
+    }
+
+    final class Scenario {
+        let server = try! LiveServer()
+        lazy var admin = try! Credentials.createToken(
+            role: .admin, appId: server.app.appId, on: server.db
+        ).token
+
+        func upload(_ body: String, _ headers: [(String, String)]) {
+            let response = try! server.upload(body, extraHeaders: headers)
+            #expect(response.status == 200, "\(response.text)")
+            #expect(json(response)["accepted"] as? Int == 1, "\(response.text)")
+        }
+
+        func register(_ message: String, _ title: String?, sentAt: Date, sent: Int = 3) throws {
+            let titled = title.map { ",\"title\":\"\($0)\"" } ?? ""
+            let response = try server.request(
+                "POST", "/api/v1/campaigns/late/sends", token: admin,
+                body:
+                    "{\"messageId\":\"\(message)\"\(titled),\"sentAt\":\"\(RFC3339.format(sentAt))\",\"sent\":\(sent)}"
+            )
+            #expect(response.status == 201, "\(response.text)")
+        }
+
+        /// The campaign list's `unattributedReports`, "category reports" each.
+        func unattributed() throws -> [String] {
+            let response = try server.request(
+                "GET", "/api/v1/reports/campaigns", token: admin)
+            let counts = json(response)["unattributedReports"] as? [[String: Any]] ?? []
+            return counts.map {
+                "\($0["category"] as? String ?? "?") \($0["reports"] as? Int ?? -1)"
+            }
+        }
+
+        func outcomes() throws -> [String] {
+            try server.db.query(
+                "SELECT outcome, attributed_message_id FROM events ORDER BY event_seq"
+            ).map { "\($0.string("outcome") ?? "?") \($0.string("attributed_message_id") ?? "-")" }
+        }
+
+        func verifyIsClean() throws {
+            let verify = try Verifier(connection: server.db).run()
+            #expect(verify.differences.isEmpty, "\(verify.differences)")
+        }
+    }
+
+    @Test func aSendRegisteredAfterItsReportsCountsThem() throws {
+        let scenario = Scenario()
+        let now = Date()
+        scenario.upload(Self.seed("push_arrival", "Late"), Self.device("late1"))
+        scenario.upload(Self.seed("push_click", "Late"), Self.device("late1"))
+        scenario.upload(Self.seed("push_arrival", "Late"), Self.device("late2"))
+        // Not this send's: another title, before the send.
+        scenario.upload(Self.seed("push_arrival", "Other"), Self.device("late1"))
+        scenario.upload(
+            Self.seed("push_arrival", "Late", at: now - 3600), Self.device("late3"))
+        #expect(
+            try scenario.unattributed() == ["push_arrival 4", "push_click 1"])
+
+        try scenario.register("m-late", "Late", sentAt: now - 900)
+        #expect(
+            try totals(scenario.server.db, message: "m-late")
+                == RollupCounters(
+                    delivered: 2, confirmed: 2, background: 2, opened: 1, clicks: 1))
+        #expect(
+            try scenario.outcomes() == [
+                "first_arrival m-late", "first_click m-late", "first_arrival m-late",
+                "unattributed -", "unattributed -",
+            ])
+        #expect(try scenario.unattributed() == ["push_arrival 2"])
+        let report = try scenario.server.request(
+            "GET", "/api/v1/reports/campaigns/late", token: scenario.admin)
+        #expect(json(report)["delivered"] as? Int == 2, "\(report.text)")
+        #expect(json(report)["opened"] as? Int == 1, "\(report.text)")
+        #expect(try scenario.server.count("SELECT count(*)::int AS n FROM late_send_matches") == 0)
+        try scenario.verifyIsClean()
+
+        // A report later than 72 hours after the send: the window excludes its end.
+        let old = Scenario()
+        old.upload(Self.seed("push_arrival", "Late", at: now - 72 * 3600), Self.device("d"))
+        try old.register("m-old", "Late", sentAt: now - 144 * 3600)
+        #expect(try old.outcomes() == ["unattributed -"])
+        try old.register("m-new", "Late", sentAt: now - 72 * 3600 - 1)
+        #expect(try old.outcomes() == ["first_arrival m-new"])
+        #expect(try old.unattributed() == [])
+        try old.verifyIsClean()
+    }
+
+    /// Reports of the pair already stored with a messageId (the extension) keep their place:
+    /// the pair takes its dimensions from its earliest report in the raw log, as `verify` does.
+    @Test func attributedReportsJoinTheirPairInRawLogOrder() throws {
+        let scenario = Scenario()
+        let now = Date()
+        scenario.upload(Self.seed("push_arrival", "Sale"), Self.device("d1", version: "1.0"))
+        scenario.upload(
+            pushEvent(messageId: "m-sale", deviceId: "d1", eventId: "x1"),
+            [("Device-Info", #"{"platform":"ios"}"#), ("Version", "2.0")])
+        #expect(
+            try scenario.server.query1("SELECT app_version FROM deliveries") == "2.0")
+        try scenario.register("m-sale", "Sale", sentAt: now - 600)
+        #expect(try scenario.server.query1("SELECT app_version FROM deliveries") == "1.0")
+        #expect(
+            try totals(scenario.server.db, message: "m-sale")
+                == RollupCounters(
+                    delivered: 1, confirmed: 1, background: 1, duplicateReports: 1))
+        #expect(
+            try scenario.outcomes() == ["duplicate_arrival m-sale", "first_arrival -"])
+        let versions = try scenario.server.db.query(
+            """
+            SELECT app_version, sum(delivered)::int AS n FROM message_rollup_counters
+             WHERE message_id = 'm-sale' GROUP BY 1 HAVING sum(delivered) <> 0
+            """)
+        #expect(
+            versions.map { "\($0.string("app_version") ?? "?") \($0.int("n") ?? 0)" } == ["1.0 1"])
+        try scenario.verifyIsClean()
+    }
+
+    /// A match left queued (the server stopped before it ran) is run by the compactor; one
+    /// neither run nor queued is a difference for `verify`.
+    @Test func aQueuedMatchIsRunLaterAndAMissingOneIsFound() throws {
+        let scenario = Scenario()
+        let now = Date()
+        scenario.upload(Self.seed("push_arrival", "Q"), Self.device("d1"))
+        let app = scenario.server.app.appId
+        _ = try scenario.server.db.query(
+            "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(app), 'late', 'm-q', 'Q', \(now - 60), 1)"
+        )
+        let missing = try Verifier(connection: scenario.server.db).run().differences
+        #expect(missing.map(\.table) == ["events"])
+        #expect(missing.first?.key == "\(app)/push_Q")
+        #expect(missing.first?.stored == "1 unattributed")
+
+        // Queued now, so that the server's compactor leaves it for 10 s.
+        _ = try scenario.server.db.query(
+            "INSERT INTO late_send_matches (app_id, title, sent_at) VALUES (\(app), 'Q', \(now - 60))"
+        )
+        try scenario.verifyIsClean()
+        #expect(try LateSends.resumeQueued(on: scenario.server.db, after: 120) == 0)
+        #expect(try LateSends.resumeQueued(on: scenario.server.db, after: 0) == 1)
+        #expect(try scenario.outcomes() == ["first_arrival m-q"])
+        #expect(try scenario.server.count("SELECT count(*)::int AS n FROM late_send_matches") == 0)
+        // Run again, it finds nothing left.
+        _ = try scenario.server.db.query(
+            "INSERT INTO late_send_matches (app_id, title, sent_at) VALUES (\(app), 'Q', \(now - 60))"
+        )
+        #expect(try LateSends.resumeQueued(on: scenario.server.db, after: 0) == 0)
+        #expect(
+            try totals(scenario.server.db, message: "m-q")
+                == RollupCounters(delivered: 1, confirmed: 1, background: 1))
+        try scenario.verifyIsClean()
+    }
+
+    /// Writers storing reports of the title while the send is registered: each report is counted
+    /// once, by the writer (it saw the send) or by the match (it waited for the writer).
+    @Test func reportsWrittenWhileTheSendIsRegisteredAreAllCounted() throws {
+        let scenario = Scenario()
+        let now = Date()
+        let devices = 120
+        let server = scenario.server
+        let (port, key) = (server.port, server.app.writeKey)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            for index in 0..<devices {
+                _ = try? RawHTTP.request(
+                    port: port, "POST", "/customer-track/upload-event",
+                    headers: [("X-App-Key", key), ("Content-Type", "application/json")]
+                        + Self.device("r\(index)"),
+                    body: Array(Self.seed("push_arrival", "Race").utf8))
+            }
+            done.signal()
+        }
+        while try server.count("SELECT count(*)::int AS n FROM events") < devices / 3 {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        try scenario.register("m-race", "Race", sentAt: now - 60, sent: devices)
+        done.wait()
+        #expect(try server.count("SELECT count(*)::int AS n FROM events") == devices)
+        #expect(
+            try totals(server.db, message: "m-race")
+                == RollupCounters(delivered: devices, confirmed: devices, background: devices))
+        #expect(try scenario.unattributed() == [])
+        try scenario.verifyIsClean()
+    }
+
+    /// A purchase made after a report that had no send yet: unattributed until the send is
+    /// registered, then influenced by it (the pair's arrival moved the conversion).
+    @Test func aConversionFollowsTheReportItsSendExplains() throws {
+        let scenario = Scenario()
+        let server = scenario.server
+        let put = try server.request(
+            "PUT", "/api/v1/apps/\(server.app.appId)/conversions/purchase", token: scenario.admin,
+            body: #"{"directWindowHours": 24, "influencedWindowHours": 12}"#)
+        #expect(put.status == 201, "\(put.text)")
+        let now = Date()
+        scenario.upload(
+            Self.seed("push_arrival", "Buy", at: now - 120), Self.device("c1"))
+        scenario.upload(
+            "{\"pageId\":\"shop\",\"category\":\"purchase\",\"timestamp\":\"\(RFC3339.format(now - 60))\",\"properties\":{\"value\":5}}",
+            Self.device("c1"))
+        func conversions() throws -> [String] {
+            try server.db.query("SELECT kind, message_id FROM conversion_events").map {
+                "\($0.string("kind") ?? "-") \($0.string("message_id") ?? "-")"
+            }
+        }
+        #expect(try conversions() == ["- -"])
+        try scenario.register("m-buy", "Buy", sentAt: now - 600)
+        #expect(try conversions() == ["influenced m-buy"])
+        try scenario.verifyIsClean()
+    }
+
+    /// A writer transaction that stored a report before the send was visible, and commits after
+    /// the send's own transaction: the registration waits for it, then counts its report.
+    @Test func theMatchWaitsForAWriterThatDidNotSeeTheSend() throws {
+        let scenario = Scenario()
+        let server = scenario.server
+        let body =
+            "{\"pageId\":\"push\",\"category\":\"push_arrival\",\"label\":\"push_Slow\",\"deviceId\":\"w1\"}"
+        let decoded = try EventDecoder.decode(
+            Array(body.utf8), context: DeviceContext(), receivedAt: Date(), limits: IngestLimits())
+        let job = IngestJob(
+            appId: server.app.appId, receivedAt: Date(), events: decoded.events,
+            bytes: body.utf8.count, completion: { _ in })
+        let writer = try PostgresConnection(
+            url: server.databaseURL,
+            options: PostgresSessionOptions(applicationName: IngestWriter.applicationName))
+        try writer.execute("BEGIN")
+        #expect(
+            try IngestBatch(jobs: [job]).write(on: writer, now: Date()).outcomes == [
+                IngestOutcome(accepted: 1)
+            ])
+
+        let (port, admin) = (server.port, scenario.admin)
+        let registered = DispatchSemaphore(value: 0)
+        let sentAt = RFC3339.format(Date() - 60)
+        Thread.detachNewThread {
+            let response = try? RawHTTP.request(
+                port: port, "POST", "/api/v1/campaigns/late/sends",
+                headers: [
+                    ("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json"),
+                ],
+                body: Array(
+                    "{\"messageId\":\"m-slow\",\"title\":\"Slow\",\"sentAt\":\"\(sentAt)\",\"sent\":1}"
+                        .utf8))
+            #expect(response?.status == 201)
+            registered.signal()
+        }
+        // The send is committed, and its registration waits for the writer.
+        while try server.count("SELECT count(*)::int AS n FROM sends") == 0 {
+            Thread.sleep(forTimeInterval: 0.005)
+        }
+        #expect(registered.wait(timeout: .now() + 0.3) == .timedOut)
+        try writer.execute("COMMIT")
+        #expect(registered.wait(timeout: .now() + 10) == .success)
+        #expect(try scenario.outcomes() == ["first_arrival m-slow"])
+        #expect(try scenario.unattributed() == [])
+        try scenario.verifyIsClean()
+    }
+}
+
+extension LiveServer {
+    /// The first column of the first row, as text.
+    func query1(_ query: PostgresQuery) throws -> String? {
+        try db.query(query).first?.string(0)
+    }
+}
