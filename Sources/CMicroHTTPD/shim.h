@@ -38,6 +38,11 @@ static inline int pt_hex_value(char c) {
 /// `%00` as it stands. libmicrohttpd's default decodes it to a NUL, and the access handler gets
 /// the path as a C string cut at that NUL: `/customer-track/upload-event%00.php` reached the
 /// ingestion route. Kept as text, such a path matches no route, and no query value holds a NUL.
+///
+/// `%2F` and `%25` are kept too: a path segment may hold a `/` (`/api/v1/campaigns/a%2Fb`
+/// names the campaign `a/b`), which the router can only tell from a separator before it is
+/// decoded; it splits the path first and decodes these two in each segment, and in each query
+/// name and value (`HTTPPath.decodeKept`), so `%252F` stays the text `%2F`.
 static inline size_t pt_mhd_unescape(void *cls, struct MHD_Connection *connection, char *text) {
     char *read = text;
     char *write = text;
@@ -46,7 +51,8 @@ static inline size_t pt_mhd_unescape(void *cls, struct MHD_Connection *connectio
     (void)connection;
     while (*read != '\0') {
         if (read[0] == '%' && (high = pt_hex_value(read[1])) >= 0
-            && (low = pt_hex_value(read[2])) >= 0 && (high | low) != 0) {
+            && (low = pt_hex_value(read[2])) >= 0 && (high | low) != 0
+            && !(high == 2 && (low == 0x5 || low == 0xF))) {
             *write++ = (char)(high << 4 | low);
             read += 3;
         } else {

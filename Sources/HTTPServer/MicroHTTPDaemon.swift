@@ -364,11 +364,13 @@ private func makeContext(
 ) -> RequestContext {
     let methodName = method.map { String(cString: $0).uppercased() } ?? "GET"
     // libmicrohttpd has already cut the query string off and percent-decoded the path (all but
-    // `%00`, see `pt_mhd_unescape`).
-    let path = url.map { String(cString: $0) } ?? "/"
+    // `%00`, `%25` and `%2F`, see `pt_mhd_unescape`): the router splits it before it decodes
+    // those two.
+    let rawPath = url.map { String(cString: $0) } ?? "/"
+    let path = HTTPPath.decodeKept(rawPath)
     var query: [String: String] = [:]
     for (name, value) in values(of: connection, kind: pt_mhd_argument_kind()) {
-        query[name] = value
+        query[HTTPPath.decodeKept(name)] = HTTPPath.decodeKept(value)
     }
     let headers = HTTPHeaders(values(of: connection, kind: pt_mhd_header_kind()))
     // INET6_ADDRSTRLEN (46) fits every address.
@@ -381,7 +383,7 @@ private func makeContext(
         ? peer
         : server.trustedProxies.client(
             peer: peer, forwardedFor: headers.values("X-Forwarded-For"))
-    let located = server.router.locate(method: methodName, path: path)
+    let located = server.router.locate(method: methodName, path: rawPath)
     var limits = server.limits
     if let routeLimit = located.maxBodyBytes { limits.maxBodyBytes = routeLimit }
     return RequestContext(

@@ -72,7 +72,9 @@ public struct Router: Sendable {
         routes.map { ($0.method, $0.pattern) }
     }
 
-    /// Finds the handler for `method` and `path`, or the 404/405 error to send.
+    /// Finds the handler for `method` and `path`, or the 404/405 error to send. `path` is
+    /// decoded but for `%2F` and `%25` (``HTTPPath/decodeKept(_:)``), which are decoded in each
+    /// segment after the split: `/api/v1/campaigns/a%2Fb` gives `campaignId` `a/b`.
     public func resolve(method: String, path: String) -> Resolution {
         locate(method: method, path: path).resolution
     }
@@ -99,7 +101,7 @@ public struct Router: Sendable {
         let segments = path.utf8.split(
             separator: UInt8(ascii: "/"), omittingEmptySubsequences: true
         )
-        .map { String(decoding: $0, as: UTF8.self) }
+        .map { HTTPPath.decodeKept(String(decoding: $0, as: UTF8.self)) }
         let method = method.uppercased()
         var allowed: [String] = []
         var best: (route: Route, index: Int, parameters: [String: String])?
@@ -122,14 +124,15 @@ public struct Router: Sendable {
                 resolution: .matched(found.route.handler, parameters: found.parameters),
                 admission: admissions[found.index], maxBodyBytes: bodyLimits[found.index])
         }
+        let decoded = HTTPPath.decodeKept(path)
         if allowed.isEmpty {
             return Location(
-                index: nil, resolution: .rejected(.notFound(path: path)), admission: nil)
+                index: nil, resolution: .rejected(.notFound(path: decoded)), admission: nil)
         }
         if allowed.contains("GET") && !allowed.contains("HEAD") { allowed.append("HEAD") }
         return Location(
             index: nil,
-            resolution: .rejected(.methodNotAllowed(method, path: path, allowed: allowed)),
+            resolution: .rejected(.methodNotAllowed(method, path: decoded, allowed: allowed)),
             admission: nil)
     }
 
@@ -177,5 +180,37 @@ public struct Router: Sendable {
             }
             return false
         }
+    }
+}
+
+/// The two escapes the server decodes only after it has split a path (`pt_mhd_unescape`).
+public enum HTTPPath {
+    /// `text` with `%2F` (either case) as `/` and `%25` as `%`, in one pass.
+    public static func decodeKept(_ text: String) -> String {
+        guard text.utf8.contains(UInt8(ascii: "%")) else { return text }
+        var bytes: [UInt8] = []
+        let source = Array(text.utf8)
+        bytes.reserveCapacity(source.count)
+        var index = 0
+        while index < source.count {
+            if source[index] == UInt8(ascii: "%"), index + 2 < source.count,
+                source[index + 1] == UInt8(ascii: "2")
+            {
+                switch source[index + 2] {
+                case UInt8(ascii: "F"), UInt8(ascii: "f"):
+                    bytes.append(UInt8(ascii: "/"))
+                    index += 3
+                    continue
+                case UInt8(ascii: "5"):
+                    bytes.append(UInt8(ascii: "%"))
+                    index += 3
+                    continue
+                default: break
+                }
+            }
+            bytes.append(source[index])
+            index += 1
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }

@@ -204,6 +204,21 @@ import Testing
         #expect(echo.query == ["a": "x%00y", "b": "A"])
     }
 
+    /// `%2F` and `%25` reach the router as written (so a segment may hold a `/`); the handler
+    /// sees the path and the query decoded, `%252F` as the text `%2F`.
+    @Test func escapedSlashAndPercentAreDecodedOnce() throws {
+        let server = try startServer(Self.router())
+        defer { server.shutdown(grace: .zero) }
+        let query = try RawHTTP.request(
+            port: server.port, "GET", "/echo?tz=America%2FNew_York&b=%252F&c%2Fd=100%25")
+        #expect(query.status == 200)
+        let echo = try JSONDecoder().decode(Echo.self, from: Data(query.body))
+        #expect(echo.query == ["tz": "America/New_York", "b": "%2F", "c/d": "100%"])
+        let missing = try RawHTTP.request(port: server.port, "GET", "/no%2Fsuch%25")
+        #expect(missing.status == 404)
+        #expect(try missing.json()?["message"] as? String == "No resource at /no/such%.")
+    }
+
     @Test func bodyExactlyAtTheLimitIsAccepted() throws {
         let server = try startServer(Self.router()) { $0.maxBodyBytes = 1024 }
         defer { server.shutdown(grace: .zero) }

@@ -32,6 +32,22 @@ import Testing
         #expect(parameters == ["campaignId": "c-42"])
     }
 
+    /// A `/` inside a parameter comes as `%2F` (kept by `pt_mhd_unescape`), and `%25` as the
+    /// `%` of a segment: both are decoded after the split, once.
+    @Test func escapedSlashesStayInsideTheirSegment() {
+        let (code, parameters) = status(router(), "GET", "/api/v1/campaigns/spring%2Fsale/sends")
+        #expect(code == 200)
+        #expect(parameters == ["campaignId": "spring/sale"])
+        #expect(
+            status(router(), "GET", "/api/v1/campaigns/a%2fb%252F%25/sends").1 == [
+                "campaignId": "a/b%2F%"
+            ])
+        #expect(status(router(), "GET", "/api/v1/campaigns/spring/sale/sends").0 == 404)
+        #expect(HTTPPath.decodeKept("%2") == "%2")
+        #expect(HTTPPath.decodeKept("x%2G%2F") == "x%2G/")
+        #expect(HTTPPath.decodeKept("plain") == "plain")
+    }
+
     /// Regression (found by scripts/schemathesis.sh): a segment starting with an emoji modifier
     /// or a combining mark forms one Character with the `/` before it; the path was a 404.
     @Test func segmentsStartingWithAnExtendingScalarMatch() {

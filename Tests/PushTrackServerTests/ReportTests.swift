@@ -564,6 +564,45 @@ struct TimeSeriesTests {
 
 @Suite("Reports over ingested events", .serialized)
 struct IngestedReportTests {
+    /// A campaign id from an event may hold a `/`: its routes take it as `%2F`, and the CLI and
+    /// the campaign list name the same campaign.
+    @Test func aCampaignIdWithASlashIsReachable() throws {
+        let server = try LiveServer()
+        let admin = try Credentials.createToken(
+            role: .admin, appId: server.app.appId, on: server.db
+        ).token
+        let headers = [("Authorization", "Bearer \(admin)"), ("Content-Type", "application/json")]
+        let upload = try server.upload(
+            pushEvent(
+                messageId: "s1", deviceId: "d1", eventId: "a1", extra: #""campaignId":"promo/50%""#)
+        )
+        #expect(upload.status == 200, "\(upload.text)")
+        let path = "/api/v1/reports/campaigns/promo%2F50%25"
+        let report = try RawHTTP.request(port: server.port, "GET", path, headers: headers)
+        #expect(report.status == 200, "\(report.text)")
+        #expect(exactJSON(report)["campaignId"] as? String == "promo/50%")
+        #expect(exactJSON(report)["delivered"] as? Int == 1)
+        let series = try RawHTTP.request(
+            port: server.port, "GET", path + "/timeseries", headers: headers)
+        #expect(series.status == 200, "\(series.text)")
+        let register = try RawHTTP.request(
+            port: server.port, "POST", "/api/v1/campaigns/promo%2F50%25/sends", headers: headers,
+            body: Array(#"{"messageId":"s1","sentAt":"2026-11-29T08:00:00Z","sent":4}"#.utf8))
+        #expect(register.status == 201, "\(register.text)")
+        #expect(exactJSON(register)["campaignId"] as? String == "promo/50%")
+        let after = try RawHTTP.request(port: server.port, "GET", path, headers: headers)
+        #expect(exactJSON(after)["sent"] as? Int == 4)
+        // Written unescaped, the `/` is a separator: no such route.
+        let split = try RawHTTP.request(
+            port: server.port, "GET", "/api/v1/reports/campaigns/promo/50%25", headers: headers)
+        #expect(split.status == 404)
+        let cli = try Binary.run(
+            ["report", "campaign", "promo/50%", "--format", "json"],
+            databaseURL: server.databaseURL)
+        #expect(cli.status == 0, "\(cli.stderr)")
+        #expect(cli.stdout == after.text)
+    }
+
     @Test func eventsPostedByAppsReachTheCampaignReport() throws {
         let server = try LiveServer()
         let admin = try Credentials.createToken(
