@@ -27,8 +27,9 @@ public struct AudiencePage: Sendable {
             <h1>\(title)</h1><p class="sub">\(scope) · \
             \(report.environment ?? "sandbox and production")</p>\(headline)\
             <section class="panel"><h2>Reachable audience</h2>\(funnel)</section>\
-            <section class="panel"><h2>Tokens invalidated per day (UTC)</h2>\(invalidations)</section>\
-            <section class="panel"><h2>Permission rate per day (UTC)</h2>\(permission)</section>
+            <div class="cols"><section class="panel"><h2>Tokens invalidated per day (UTC)</h2>\
+            \(invalidations)</section>\
+            <section class="panel"><h2>Permission rate per day (UTC)</h2>\(permission)</section></div>
             """
         return Page(title: title, content: content, signedIn: true).render()
     }

@@ -97,7 +97,7 @@ extension CampaignPage {
                 \(TableCell.count("trials", variant.trials, "Trials"))\
                 \(TableCell.count("successes", variant.successes, "Successes"))\
                 \(TableCell.rate("rate", variant.rate, "Rate"))\
-                <td data-label="95% interval">\(chart)</td>\
+                <td class="interval" data-label="95% interval">\(chart)</td>\
                 \(TableCell.rate("lift", variant.lift, "Lift"))\
                 \(TableCell.probability("adjustedPValue", variant.adjustedPValue, "p (Holm)"))\
                 \(mark)</tr>

@@ -64,7 +64,8 @@ public struct CampaignPage: Sendable {
     /// `2026-11-28 14:00 to 2026-11-29 20:00, UTC`: the span of the series, in the zone.
     private var seriesRange: String {
         let zoneText = DisplayFormat.zone(
-            zoneName, zone, at: series.points.first?.start ?? report.summary.firstSentAt ?? Date())
+            zoneName, zone, at: series.points.first?.start ?? report.summary.firstSentAt ?? Date(),
+            until: series.points.last?.start)
         guard let first = series.points.first, let last = series.points.last else {
             return zoneText
         }

@@ -44,9 +44,15 @@ public enum DisplayFormat {
         return "UTC\(seconds < 0 ? "\u{2212}" : "+")\(pad(minutes / 60)):\(pad(minutes % 60))"
     }
 
-    /// `Asia/Shanghai (UTC+08:00)`, or `UTC` alone: a zone named with its offset at `date`.
-    public static func zone(_ name: String, _ zone: TimeZone, at date: Date) -> String {
+    /// `Asia/Shanghai (UTC+08:00)`, or `UTC` alone: a zone named with its offset at `date`;
+    /// with `until` across a change of offset, both: `America/New_York (UTC−04:00, then
+    /// UTC−05:00)`.
+    public static func zone(_ name: String, _ zone: TimeZone, at date: Date, until: Date? = nil)
+        -> String
+    {
         let offset = offset(zone, at: date)
+        let later = until.map { Self.offset(zone, at: $0) } ?? offset
+        if later != offset { return "\(name) (\(offset), then \(later))" }
         return offset == name ? name : "\(name) (\(offset))"
     }
 

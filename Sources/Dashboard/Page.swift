@@ -92,7 +92,7 @@ public struct Page: Sendable {
             form.filters button,.signin button{background:var(--accent);color:#fff;border-color:var(--accent);cursor:pointer}
             .chart{margin:0}
             .for-narrow{display:none}
-            .chart svg{width:100%;height:auto;display:block}
+            .chart svg{width:100%;max-width:860px;height:auto;display:block;margin:0 auto}
             .chart text{font-size:13px;fill:#52606d}
             .chart .grid{stroke:#e4e7eb}
             .chart .axis{stroke:#9aa5b1}
@@ -127,10 +127,12 @@ public struct Page: Sendable {
             .for-wide{display:none}
             .for-narrow{display:block}
             table.stack thead{display:none}
-            table.stack tr{display:grid;grid-template-columns:1fr 1fr;gap:.1rem .8rem;padding:.5rem 0;border-bottom:1px solid var(--line)}
+            table.stack tr{display:grid;grid-template-columns:repeat(2,minmax(0,1fr));gap:.1rem .8rem;padding:.5rem 0;border-bottom:1px solid var(--line)}
             table.stack td{border:0;padding:.1rem 0;display:flex;justify-content:space-between;gap:.5rem}
             table.stack td.name{grid-column:1/-1;display:block;font-weight:600}
             table.stack td.wide{display:none}
+            table.stack td.interval{grid-column:1/-1}
+            table.stack td.interval svg{max-width:70%;height:auto}
             table.stack td[data-label]::before{content:attr(data-label);color:var(--muted);font-size:.8rem}
             }
             """)

@@ -102,5 +102,18 @@ struct CampaignSortTests {
         #expect(DisplayFormat.zone("UTC", TimeZone(identifier: "UTC")!, at: date) == "UTC")
         #expect(
             DisplayFormat.zone("Asia/Shanghai", shanghai, at: date) == "Asia/Shanghai (UTC+08:00)")
+        // A span across the end of daylight saving time (2026-11-01 06:00Z in New York).
+        let york = TimeZone(identifier: "America/New_York")!
+        let before = RFC3339.parse("2026-10-31T12:00:00Z")!
+        let after = RFC3339.parse("2026-11-02T12:00:00Z")!
+        #expect(
+            DisplayFormat.zone("America/New_York", york, at: before, until: after)
+                == "America/New_York (UTC\u{2212}04:00, then UTC\u{2212}05:00)")
+        #expect(
+            DisplayFormat.zone("America/New_York", york, at: after, until: after)
+                == "America/New_York (UTC\u{2212}05:00)")
+        #expect(
+            DisplayFormat.zone("Asia/Shanghai", shanghai, at: date, until: after)
+                == "Asia/Shanghai (UTC+08:00)")
     }
 }
