@@ -29,10 +29,10 @@ public struct TimeSeries: Sendable {
     }
 
     /// The series a request's `bucket` (`hour` or `day`, default `hour`) and `tz` (an IANA
-    /// name, default UTC) ask for.
+    /// name, default UTC) ask for; an empty value is the default, as for `tz` and `metric`.
     public static func parse(bucket: String?, tz: String?) throws(ReportInputError) -> TimeSeries {
         var unit = Unit.hour
-        if let bucket {
+        if let bucket, !bucket.isEmpty {
             guard let named = Unit(rawValue: bucket) else {
                 throw ReportInputError("bucket", "bucket must be hour or day, not '\(bucket)'")
             }

@@ -195,7 +195,7 @@ struct ReportMathsTests {
         }
     }
 
-    @Test func unknownZoneAndBucketAreRejectedClearly() {
+    @Test func unknownZoneAndBucketAreRejectedClearly() throws {
         #expect(
             throws: ReportInputError(
                 "tz",
@@ -207,6 +207,12 @@ struct ReportMathsTests {
         #expect(throws: ReportInputError("bucket", "bucket must be hour or day, not 'week'")) {
             try TimeSeries.parse(bucket: "week", tz: nil)
         }
+        #expect(throws: ReportInputError("bucket", "bucket must be hour or day, not 'Hour'")) {
+            try TimeSeries.parse(bucket: "Hour", tz: nil)
+        }
+        // Empty is the default, as `tz=` and `metric=` are.
+        #expect(try TimeSeries.parse(bucket: "", tz: "").unit == .hour)
+        #expect(try TimeSeries.parse(bucket: "", tz: "").zoneName == "UTC")
     }
 
     @Test func csvQuotesCommasQuotesAndLineBreaksWithCRLFRecords() {

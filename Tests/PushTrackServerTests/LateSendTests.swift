@@ -174,6 +174,35 @@ struct LateSendTests {
         try scenario.verifyIsClean()
     }
 
+    /// Many reports are taken a part per transaction; a run that runs out of time leaves the
+    /// match queued with the rest, and the next run finishes it.
+    @Test func aLargeMatchIsCountedAPartAtATime() throws {
+        let scenario = Scenario()
+        let now = Date()
+        for index in 0..<5 {
+            scenario.upload(Self.seed("push_arrival", "P"), Self.device("p\(index)"))
+        }
+        let app = scenario.server.app.appId
+        _ = try scenario.server.db.query(
+            "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(app), 'late', 'm-p', 'P', \(now - 60), 5)"
+        )
+        let id = try scenario.server.count(
+            "INSERT INTO late_send_matches (app_id, title, sent_at) VALUES (\(app), 'P', \(now - 60)) RETURNING match_id::int AS n"
+        )
+        let match = LateSends.Match(id: id, appId: app, title: "P", sentAt: now - 60)
+        let db = scenario.server.db
+        #expect(try LateSends.run(match, on: db, partSize: 2, budget: .zero) == 2)
+        #expect(try scenario.server.count("SELECT count(*)::int AS n FROM late_send_matches") == 1)
+        try scenario.verifyIsClean()
+        #expect(try LateSends.run(match, on: db, partSize: 2) == 3)
+        #expect(try scenario.server.count("SELECT count(*)::int AS n FROM late_send_matches") == 0)
+        #expect(
+            try totals(db, message: "m-p")
+                == RollupCounters(delivered: 5, confirmed: 5, background: 5))
+        #expect(try scenario.unattributed() == [])
+        try scenario.verifyIsClean()
+    }
+
     /// Writers storing reports of the title while the send is registered: each report is counted
     /// once, by the writer (it saw the send) or by the match (it waited for the writer).
     @Test func reportsWrittenWhileTheSendIsRegisteredAreAllCounted() throws {

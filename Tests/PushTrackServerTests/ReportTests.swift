@@ -559,6 +559,13 @@ struct TimeSeriesTests {
                 (exactJSON(response)["message"] as? String)?.contains(message) == true,
                 "\(response.text)")
         }
+        // Empty values are the defaults, as for `metric=`.
+        let defaults = try fixture.request(
+            "GET", "/api/v1/reports/campaigns/spring-sale/timeseries?bucket=&tz=",
+            token: fixture.scopedRead)
+        #expect(defaults.status == 200, "\(defaults.text)")
+        #expect(exactJSON(defaults)["bucket"] as? String == "hour")
+        #expect(exactJSON(defaults)["tz"] as? String == "UTC")
     }
 }
 

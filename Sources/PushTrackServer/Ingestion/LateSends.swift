@@ -36,6 +36,15 @@ enum LateSends {
     /// runs its own at once).
     static let resumeAfterSeconds = 10
 
+    /// Reports attributed per transaction: a send registered after a broadcast of legacy
+    /// reports may explain millions, which are taken a part at a time (each part exact on its
+    /// own: it takes only reports still unattributed).
+    static let partSize = 5_000
+
+    /// How long a registration attributes before it answers, leaving the rest to the compactor:
+    /// a sender's client would time out and register the send again.
+    static let registrationBudget: Duration = .seconds(2)
+
     /// The labels whose title (``IngestBatch/title(fromLabel:)``) is `title`.
     static func labels(of title: String) -> [String] {
         title.hasPrefix("push_") ? ["push_" + title] : ["push_" + title, title]
@@ -53,14 +62,25 @@ enum LateSends {
         return Match(id: row.int("match_id") ?? 0, appId: appId, title: title, sentAt: sentAt)
     }
 
-    /// Runs a queued match, outside any transaction: the reports it attributed, or `nil` when the
+    /// Runs a queued match, outside any transaction, a part of `partSize` reports per
+    /// transaction, and deletes it when no part is left; stops after the part that ends past
+    /// `budget`, leaving the match queued. Returns the reports attributed, or `nil` when the
     /// writers did not finish within ``maxWait`` (the match stays queued).
     @discardableResult
-    static func run(_ match: Match, on connection: PostgresConnection) throws -> Int? {
+    static func run(
+        _ match: Match, on connection: PostgresConnection, partSize: Int = partSize,
+        budget: Duration = registrationBudget
+    ) throws -> Int? {
         guard try WriterTransactions.awaitEndOfThoseBegunBefore(on: connection, maxWait: maxWait)
         else { return nil }
-        return try connection.transaction { connection in
-            try attribute(match, on: connection)
+        let deadline = ContinuousClock.now + budget
+        var attributed = 0
+        while true {
+            let part = try connection.transaction { connection in
+                try attribute(match, limit: partSize, on: connection)
+            }
+            attributed += part
+            if part < partSize || ContinuousClock.now >= deadline { return attributed }
         }
     }
 
@@ -83,14 +103,17 @@ enum LateSends {
         }
         var attributed = 0
         for match in queued {
-            guard let count = try run(match, on: connection) else { break }
+            guard let count = try run(match, on: connection, budget: .seconds(5)) else { break }
             attributed += count
         }
         return attributed
     }
 
-    /// The match's work, in its transaction.
-    private static func attribute(_ match: Match, on connection: PostgresConnection) throws -> Int {
+    /// A part of the match's work, in its transaction: up to `limit` reports, the earliest
+    /// stored first; when fewer remain, the match is done and deleted. Returns how many.
+    private static func attribute(_ match: Match, limit: Int, on connection: PostgresConnection)
+        throws -> Int
+    {
         let labels = labels(of: match.title)
         // Locked, so that another match of the title, or an erasure, waits; a row that changed
         // meanwhile is read again and left out when it is no longer unattributed.
@@ -107,6 +130,7 @@ enum LateSends {
                AND e.event_time >= \(match.sentAt)
                AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
              ORDER BY e.event_seq
+             LIMIT \(limit)
                FOR UPDATE OF e
             """)
         var items: [IngestBatch.Item] = []
@@ -129,10 +153,14 @@ enum LateSends {
         if !items.isEmpty {
             try count(&items, sequence: sequence, labels: labels, match: match, on: connection)
         }
-        _ = try connection.query(
-            "DELETE FROM late_send_matches WHERE app_id = \(match.appId) AND match_id = \(match.id)"
-        )
-        return items.count
+        // Every report taken has a send (this one, or a closer one): a full part is counted
+        // whole, so a match ends.
+        if rows.count < limit {
+            _ = try connection.query(
+                "DELETE FROM late_send_matches WHERE app_id = \(match.appId) AND match_id = \(match.id)"
+            )
+        }
+        return rows.count
     }
 
     /// Counts the reports for their pairs, as a writer's batch does (``IngestBatch``'s steps 4
