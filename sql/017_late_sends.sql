@@ -3,7 +3,8 @@
 -- 72 hours"). The writers match a legacy report against the sends registered when it is written;
 -- one that matched none is stored with outcome 'unattributed'. Registering a send of that title
 -- later queues a match here; the server then waits for the writer transactions that may not have
--- seen the send, and attributes the stored reports the new send now explains (their outcome and
+-- seen the send, and attributes the stored reports the new send now explains, unattributed ones
+-- and those an earlier send of the title held that it is closer to (their outcome and
 -- attributed_message_id, their pairs, the rollups, the conversions and the unattributed counts,
 -- in one transaction), and deletes the row. A row left behind (the server stopped in between)
 -- is taken up by the report compactor.
@@ -33,3 +34,13 @@ SELECT DISTINCT s.app_id, s.title, s.sent_at
                        OR (e.label = s.title AND left(s.title, 5) <> 'push_'))
                   AND e.event_time >= s.sent_at
                   AND e.event_time < s.sent_at + interval '72 hours');
+
+-- And reports stored before this migration that an earlier send of the same title holds while a
+-- later one, registered after them, is closer.
+INSERT INTO late_send_matches (app_id, title, sent_at)
+SELECT DISTINCT s.app_id, s.title, s.sent_at
+  FROM sends s
+ WHERE s.title IS NOT NULL
+   AND EXISTS (SELECT 1 FROM sends p
+                WHERE p.app_id = s.app_id AND p.title = s.title AND p.message_id <> s.message_id
+                  AND p.sent_at <= s.sent_at AND p.sent_at > s.sent_at - interval '72 hours');

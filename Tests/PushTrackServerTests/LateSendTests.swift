@@ -110,6 +110,82 @@ struct LateSendTests {
         try old.verifyIsClean()
     }
 
+    /// A recurring title: reports stored before the second day's send was registered counted
+    /// for the first day's; once it is, those after it count for it, and the first day's pairs
+    /// are folded again without them (its influenced open too, its arrival gone).
+    @Test func reportsMoveToACloserSendRegisteredAfterThem() throws {
+        let scenario = Scenario()
+        let now = Date()
+        try scenario.register("m-day1", "Daily", sentAt: now - 3 * 3600)
+        scenario.upload(
+            Self.seed("push_arrival", "Daily", at: now - 2 * 3600), Self.device("d1"))
+        scenario.upload(Self.seed("push_arrival", "Daily", at: now - 600), Self.device("d1"))
+        scenario.upload(Self.seed("push_click", "Daily", at: now - 500), Self.device("d2"))
+        scenario.upload(Self.seed("push_arrival", "Daily", at: now - 900), Self.device("d3"))
+        scenario.upload(
+            "{\"pageId\":\"home\",\"category\":\"app_open\",\"timestamp\":\"\(RFC3339.format(now - 800))\"}",
+            Self.device("d3"))
+        let db = scenario.server.db
+        #expect(
+            try totals(db, message: "m-day1")
+                == RollupCounters(
+                    delivered: 3, confirmed: 2, background: 2, opened: 1, clicks: 1,
+                    duplicateReports: 1))
+        #expect(
+            try scenario.server.query1(
+                "SELECT influenced_opens::text FROM message_influence WHERE message_id = 'm-day1'")
+                == "1")
+
+        try scenario.register("m-day2", "Daily", sentAt: now - 3600)
+        #expect(
+            try totals(db, message: "m-day1")
+                == RollupCounters(delivered: 1, confirmed: 1, background: 1))
+        #expect(
+            try totals(db, message: "m-day2")
+                == RollupCounters(
+                    delivered: 3, confirmed: 2, background: 2, opened: 1, clicks: 1))
+        #expect(
+            try scenario.outcomes() == [
+                "first_arrival m-day1", "first_arrival m-day2", "first_click m-day2",
+                "first_arrival m-day2", "generic -",
+            ])
+        #expect(
+            try scenario.server.query1(
+                "SELECT influenced_opens::text FROM message_influence WHERE message_id = 'm-day1'")
+                == "0")
+        #expect(
+            try scenario.server.count(
+                "SELECT count(*)::int AS n FROM deliveries WHERE influenced_at IS NOT NULL") == 0)
+        try scenario.verifyIsClean()
+        // Registering the first day's send again (another wave) moves nothing back.
+        try scenario.register("m-day1", "Daily", sentAt: now - 3 * 3600 + 60)
+        #expect(
+            try totals(db, message: "m-day2")
+                == RollupCounters(
+                    delivered: 3, confirmed: 2, background: 2, opened: 1, clicks: 1))
+        try scenario.verifyIsClean()
+
+        // A send stored behind the server's back, closer to d2's tap: verify finds the tap
+        // counted for another send; queued, the match moves it.
+        let app = scenario.server.app.appId
+        _ = try db.query(
+            "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(app), 'late', 'm-day3', 'Daily', \(now - 550), 1)"
+        )
+        let found = try Verifier(connection: db).run().differences
+        #expect(
+            found.map { "\($0.table) \($0.key) \($0.stored)" } == [
+                "events \(app)/push_Daily 1 counted for another or none"
+            ])
+        _ = try db.query(
+            "INSERT INTO late_send_matches (app_id, title, sent_at) VALUES (\(app), 'Daily', \(now - 550))"
+        )
+        #expect(try LateSends.resumeQueued(on: db, after: 0) == 1)
+        #expect(
+            try totals(db, message: "m-day3")
+                == RollupCounters(delivered: 1, opened: 1, clicks: 1))
+        try scenario.verifyIsClean()
+    }
+
     /// Reports of the pair already stored with a messageId (the extension) keep their place:
     /// the pair takes its dimensions from its earliest report in the raw log, as `verify` does.
     @Test func attributedReportsJoinTheirPairInRawLogOrder() throws {
@@ -152,7 +228,7 @@ struct LateSendTests {
         let missing = try Verifier(connection: scenario.server.db).run().differences
         #expect(missing.map(\.table) == ["events"])
         #expect(missing.first?.key == "\(app)/push_Q")
-        #expect(missing.first?.stored == "1 unattributed")
+        #expect(missing.first?.stored == "1 counted for another or none")
 
         // Queued now, so that the server's compactor leaves it for 10 s.
         _ = try scenario.server.db.query(
@@ -258,6 +334,11 @@ struct LateSendTests {
         #expect(try conversions() == ["- -"])
         try scenario.register("m-buy", "Buy", sentAt: now - 600)
         #expect(try conversions() == ["influenced m-buy"])
+        try scenario.verifyIsClean()
+        // A closer send of the title registered later takes the arrival, and the purchase.
+        try scenario.register("m-buy2", "Buy", sentAt: now - 300)
+        #expect(try conversions() == ["influenced m-buy2"])
+        #expect(try totals(server.db, message: "m-buy") == RollupCounters())
         try scenario.verifyIsClean()
     }
 

@@ -242,6 +242,27 @@ struct DeliveryRows {
     static let mergedPositions = IngestBatch.MergedPositions(mergedColumns)
     private static let mergedColumnList = mergedColumns.joined(separator: ", ")
 
+    /// Stores these states over their pairs' rows (locked by the caller), with their
+    /// `influenced_at`: pairs folded again from the raw log.
+    func replace(influencedAt: [Date?], on connection: PostgresConnection) throws {
+        guard !appId.isEmpty else { return }
+        _ = try connection.query(
+            """
+            UPDATE deliveries AS d SET \(unescaped: Self.replaceColumns), influenced_at = t.influenced_at
+              FROM unnest(\(appId)::text[], \(messageId)::text[], \(deviceId)::text[],
+                          \(firstArrivalAt)::timestamptz[], \(arrivalReports)::int[],
+                          \(foreground)::boolean[], \(extensionReport)::boolean[],
+                          \(firstClickAt)::timestamptz[], \(clicks)::int[],
+                          \(dismissedAt)::timestamptz[], \(platform)::text[],
+                          \(appVersion)::text[], \(locale)::text[], \(influencedAt)::timestamptz[])
+                   AS t(app_id, message_id, device_id, \(unescaped: Self.columnList), influenced_at)
+             WHERE d.app_id = t.app_id AND d.message_id = t.message_id AND d.device_id = t.device_id
+            """)
+    }
+
+    private static let replaceColumns = stateColumns.map { "\($0) = t.\($0)" }
+        .joined(separator: ", ")
+
     /// Merges these partial states into the stored ones (rows in key order, so that writers lock
     /// alike) and returns, per pair, the merged state and the `prev_` state it merged into.
     func merge(on connection: PostgresConnection, now: Date, prepared: Bool) throws -> PostgresRows

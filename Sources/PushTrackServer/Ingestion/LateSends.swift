@@ -17,9 +17,9 @@ import PushTrackCore
 /// log, and `unattributed_reports` less them. A match left queued (the server stopped, the
 /// wait timed out) is run by the report compactor (``resumeQueued(on:)``).
 ///
-/// Reports without a device stay unattributed, as the writers leave them: they have no pair.
-/// Reports already attributed to an earlier send of the same title are not moved to a closer
-/// send registered after them (README, "Legacy reports").
+/// Reports an earlier send of the title held are moved the same way: the pairs they leave are
+/// folded again from the raw log without them. Reports without a device stay as the writers
+/// leave them: they have no pair.
 enum LateSends {
     /// A queued match: the send's app, title and time.
     struct Match: Sendable {
@@ -27,6 +27,10 @@ enum LateSends {
         let appId: String
         let title: String
         let sentAt: Date
+
+        /// The earliest receipt of a report the send may explain: an event time is at most
+        /// ``IngestLimits/futureTolerance`` past its receipt (DESIGN.md section 2).
+        var earliestReceipt: Date { sentAt - IngestLimits().futureTolerance }
     }
 
     /// How long to wait for the writer transactions that may not have seen the send.
@@ -110,18 +114,23 @@ enum LateSends {
     }
 
     /// A part of the match's work, in its transaction: up to `limit` reports, the earliest
-    /// stored first; when fewer remain, the match is done and deleted. Returns how many.
+    /// stored first (those no send held, then those an earlier send of the title held that this
+    /// one is closer to); when fewer remain, the match is done and deleted. Returns how many.
     private static func attribute(_ match: Match, limit: Int, on connection: PostgresConnection)
         throws -> Int
     {
         let labels = labels(of: match.title)
         // Locked, so that another match of the title, or an erasure, waits; a row that changed
-        // meanwhile is read again and left out when it is no longer unattributed.
-        let rows = try connection.query(
+        // meanwhile is read again and left out when it no longer qualifies. The earliest receipt
+        // bounds the partitions read.
+        let columns = """
+            e.event_seq, e.received_at, e.event_time, e.category, e.action, e.label, e.device_id,
+            e.app_active, e.source, e.platform, e.app_version, e.locale, e.attributed_message_id,
+            (\(IngestBatch.closestSend)) AS message_id
             """
-            SELECT e.event_seq, e.received_at, e.event_time, e.category, e.action, e.label,
-                   e.device_id, e.app_active, e.source, e.platform, e.app_version, e.locale,
-                   (\(unescaped: IngestBatch.closestSend)) AS message_id
+        let unattributed = try connection.query(
+            """
+            SELECT \(unescaped: columns)
               FROM events e
              CROSS JOIN LATERAL (SELECT e.app_id AS a, \(match.title)::text AS title,
                                         e.event_time AS at) t
@@ -129,12 +138,45 @@ enum LateSends {
                AND e.label = ANY(\(labels)::text[]) AND e.device_id IS NOT NULL
                AND e.event_time >= \(match.sentAt)
                AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
+               AND e.received_at >= \(match.earliestReceipt)::timestamptz
              ORDER BY e.event_seq
              LIMIT \(limit)
                FOR UPDATE OF e
             """)
+        var rows = Array(unattributed)
+        if rows.count < limit {
+            // Held by an earlier send of the title within 72 hours: found from its pairs changed
+            // since this send (a report is merged into its pair after it is received).
+            let moved = try connection.query(
+                """
+                SELECT \(unescaped: columns)
+                  FROM deliveries d
+                  JOIN events e ON e.app_id = d.app_id AND e.message_id IS NULL
+                   AND e.device_id = d.device_id AND e.attributed_message_id = d.message_id
+                 CROSS JOIN LATERAL (SELECT e.app_id AS a, \(match.title)::text AS title,
+                                            e.event_time AS at) t
+                 WHERE d.app_id = \(match.appId)
+                   AND d.message_id IN (
+                       SELECT s.message_id FROM sends s
+                        WHERE s.app_id = \(match.appId) AND s.title = \(match.title)
+                          AND s.sent_at <= \(match.sentAt)
+                          AND s.sent_at > \(match.sentAt)::timestamptz - interval '72 hours')
+                   AND d.updated_at >= \(match.earliestReceipt)::timestamptz
+                   AND e.outcome NOT IN ('generic', 'conversion', 'unattributed')
+                   AND e.label = ANY(\(labels)::text[])
+                   AND e.event_time >= \(match.sentAt)
+                   AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
+                   AND e.received_at >= \(match.earliestReceipt)::timestamptz
+                   AND (\(unescaped: IngestBatch.closestSend)) IS DISTINCT FROM e.attributed_message_id
+                 ORDER BY e.event_seq
+                 LIMIT \(limit - rows.count)
+                   FOR UPDATE OF e
+                """)
+            rows += moved
+            rows.sort { ($0.int("event_seq") ?? 0) < ($1.int("event_seq") ?? 0) }
+        }
         var items: [IngestBatch.Item] = []
-        var sequence: [Int] = []
+        var reports: [Report] = []
         for row in rows {
             guard let messageId = row.string("message_id") else { continue }
             var event = ValidEvent(storedReport: row)
@@ -148,10 +190,13 @@ enum LateSends {
             item.messageId = messageId
             item.attributedMessageId = messageId
             items.append(item)
-            sequence.append(row.int("event_seq") ?? 0)
+            reports.append(
+                Report(
+                    sequence: row.int("event_seq") ?? 0,
+                    previous: row.string("attributed_message_id")))
         }
         if !items.isEmpty {
-            try count(&items, sequence: sequence, labels: labels, match: match, on: connection)
+            try count(&items, reports: reports, labels: labels, match: match, on: connection)
         }
         // Every report taken has a send (this one, or a closer one): a full part is counted
         // whole, so a match ends.
@@ -163,31 +208,48 @@ enum LateSends {
         return rows.count
     }
 
+    /// A stored report a match takes: its `event_seq`, and the message that held it (nil when
+    /// it was unattributed).
+    struct Report {
+        let sequence: Int
+        let previous: String?
+    }
+
     /// Counts the reports for their pairs, as a writer's batch does (``IngestBatch``'s steps 4
-    /// to 6), and marks them in the raw log; `sequence` holds their `event_seq`, in order.
+    /// to 6), after taking those an earlier send held out of its pairs, and marks them in the
+    /// raw log.
     private static func count(
-        _ items: inout [IngestBatch.Item], sequence: [Int], labels: [String], match: Match,
+        _ items: inout [IngestBatch.Item], reports: [Report], labels: [String], match: Match,
         on connection: PostgresConnection
     ) throws {
         let batch = IngestBatch(jobs: [], tracking: ConversionTracking(trackedApps: nil))
         let now = Date()
         var influence: [IngestBatch.MessageKey: Int] = [:]
         var changes: [IngestBatch.PairKey: IngestBatch.PairChange] = [:]
-        var deltas = try batch.applyDeliveries(
+        var deltas: [IngestBatch.MessageKey: Contribution] = [:]
+        try lockPairs(of: items, reports: reports, on: connection)
+        try withdraw(
+            items, reports: reports, influence: &influence, changes: &changes, deltas: &deltas,
+            on: connection)
+        for (message, contribution) in try batch.applyDeliveries(
             &items, influence: &influence, changes: &changes, on: connection, now: now
-        ).deltas
+        ).deltas {
+            deltas[message, default: Contribution()].add(contribution)
+        }
+        let sequence = reports.map(\.sequence)
         try firstDimensions(of: items, sequence: sequence, deltas: &deltas, on: connection)
         try batch.applyConversions(&items, changes: changes, on: connection)
         let updated = try connection.query(
             """
             UPDATE events e SET outcome = u.outcome, attributed_message_id = u.message_id
-              FROM unnest(\(sequence)::bigint[], \(items.map(\.outcome.rawValue))::text[],
-                          \(items.map(\.attributedMessageId))::text[]) AS u(seq, outcome, message_id)
-             WHERE e.outcome = 'unattributed' AND e.app_id = \(match.appId)
+              FROM unnest(\(items.map(\.event.deviceId))::text[], \(sequence)::bigint[],
+                          \(items.map(\.outcome.rawValue))::text[],
+                          \(items.map(\.attributedMessageId))::text[])
+                   AS u(device_id, seq, outcome, message_id)
+             WHERE e.app_id = \(match.appId) AND e.message_id IS NULL
+               AND e.device_id = u.device_id AND e.event_seq = u.seq
                AND e.label = ANY(\(labels)::text[])
-               AND e.event_time >= \(match.sentAt)
-               AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
-               AND e.event_seq = u.seq
+               AND e.received_at >= \(match.earliestReceipt)::timestamptz
             RETURNING e.event_seq
             """)
         guard updated.count == items.count else {
@@ -195,16 +257,134 @@ enum LateSends {
                 "late_send_rows_missing", "marked \(updated.count) of \(items.count) reports")
         }
         var counts: [[String]: Int] = [:]
-        for item in items { counts[IngestBatch.unattributedKey(item), default: 0] -= 1 }
-        try IngestBatch.addUnattributed(counts, prepared: false, on: connection)
-        _ = try connection.query(
-            """
-            DELETE FROM unattributed_reports
-             WHERE app_id = \(match.appId) AND reports = 0
-               AND category = ANY(\(Array(Set(items.map(\.event.category))))::text[])
-            """)
+        for (item, report) in zip(items, reports) where report.previous == nil {
+            counts[IngestBatch.unattributedKey(item), default: 0] -= 1
+        }
+        if !counts.isEmpty {
+            try IngestBatch.addUnattributed(counts, prepared: false, on: connection)
+            _ = try connection.query(
+                """
+                DELETE FROM unattributed_reports
+                 WHERE app_id = \(match.appId) AND reports = 0
+                   AND category = ANY(\(Array(Set(counts.keys.map { $0[2] })))::text[])
+                """)
+        }
         try RollupDeltas(deltas).apply(on: connection, prepared: false)
         try batch.applyInfluence(influence, on: connection)
+    }
+
+    /// Locks every stored pair the part changes, the old and the new, in key order (one
+    /// statement, as a writer's merge does), so that no writer changes them meanwhile.
+    private static func lockPairs(
+        of items: [IngestBatch.Item], reports: [Report], on connection: PostgresConnection
+    ) throws {
+        var pairs = Set<IngestBatch.PairKey>()
+        for (item, report) in zip(items, reports) {
+            let device = item.event.deviceId ?? ""
+            pairs.insert(
+                IngestBatch.PairKey(
+                    appId: item.appId, messageId: item.messageId ?? "", deviceId: device))
+            if let previous = report.previous {
+                pairs.insert(
+                    IngestBatch.PairKey(appId: item.appId, messageId: previous, deviceId: device))
+            }
+        }
+        let sorted = pairs.sorted()
+        _ = try connection.query(
+            """
+            SELECT 1 FROM deliveries d
+              JOIN unnest(\(sorted.map(\.appId))::text[], \(sorted.map(\.messageId))::text[],
+                          \(sorted.map(\.deviceId))::text[]) AS p(a, m, dv)
+                ON d.app_id = p.a AND d.message_id = p.m AND d.device_id = p.dv
+             ORDER BY d.app_id, d.message_id, d.device_id
+               FOR NO KEY UPDATE OF d
+            """)
+    }
+
+    /// Takes the reports an earlier send held out of their pairs: each such pair is folded
+    /// again from the raw log without them (as `verify` folds it) and stored so; its change of
+    /// contribution goes to `deltas`, of times to `changes` (for conversions), and of influenced
+    /// opens to `influence` (an influence before the pair's new arrival no longer holds).
+    private static func withdraw(
+        _ items: [IngestBatch.Item], reports: [Report],
+        influence: inout [IngestBatch.MessageKey: Int],
+        changes: inout [IngestBatch.PairKey: IngestBatch.PairChange],
+        deltas: inout [IngestBatch.MessageKey: Contribution], on connection: PostgresConnection
+    ) throws {
+        var leaving: [IngestBatch.PairKey: Set<Int>] = [:]
+        for (item, report) in zip(items, reports) {
+            guard let previous = report.previous else { continue }
+            leaving[
+                IngestBatch.PairKey(
+                    appId: item.appId, messageId: previous, deviceId: item.event.deviceId ?? ""),
+                default: []
+            ].insert(report.sequence)
+        }
+        guard !leaving.isEmpty else { return }
+        let pairs = leaving.keys.sorted()
+        let appId = pairs[0].appId
+        var folded: [IngestBatch.PairKey: DeliveryState] = [:]
+        for row in try connection.query(
+            """
+            SELECT p.m AS pair_message, e.device_id, e.event_seq, e.category, e.action,
+                   e.app_active, e.source, e.event_time, e.platform, e.app_version, e.locale
+              FROM unnest(\(pairs.map(\.messageId))::text[], \(pairs.map(\.deviceId))::text[])
+                   AS p(m, d)
+              JOIN events e ON e.app_id = \(appId) AND e.device_id = p.d
+               AND (e.message_id = p.m OR (e.message_id IS NULL AND e.attributed_message_id = p.m))
+             WHERE e.outcome NOT IN ('generic', 'conversion', 'unattributed')
+             ORDER BY e.event_seq
+            """)
+        {
+            let pair = IngestBatch.PairKey(
+                appId: appId, messageId: row.string("pair_message") ?? "",
+                deviceId: row.string("device_id") ?? "")
+            guard leaving[pair]?.contains(row.int("event_seq") ?? 0) == false,
+                let report = PushReport(ValidEvent(storedReport: row))
+            else { continue }
+            folded[pair, default: DeliveryState()].apply(report)
+        }
+        let stored = try connection.query(
+            """
+            SELECT d.*, i.influence_counted
+              FROM unnest(\(pairs.map(\.messageId))::text[], \(pairs.map(\.deviceId))::text[])
+                   AS p(m, dv)
+              JOIN deliveries d ON d.app_id = \(appId) AND d.message_id = p.m AND d.device_id = p.dv
+             CROSS JOIN LATERAL (SELECT d.influenced_at IS NOT NULL AND d.first_click_at IS NULL
+                                        AS influence_counted) i
+             ORDER BY d.message_id, d.device_id
+            """)
+        var states: [IngestBatch.PairKey] = []
+        var after: [DeliveryState] = []
+        var influencedAt: [Date?] = []
+        for row in stored {
+            let pair = IngestBatch.PairKey(
+                appId: appId, messageId: row.string("message_id") ?? "",
+                deviceId: row.string("device_id") ?? "")
+            let before = IngestBatch.state(from: row, prefix: "")
+            let state = folded[pair] ?? DeliveryState()
+            let message = IngestBatch.MessageKey(appId: appId, messageId: pair.messageId)
+            deltas[message, default: Contribution()].add(Rollup.contribution(of: state))
+            deltas[message, default: Contribution()].add(
+                Rollup.contribution(of: before), subtracting: true)
+            if let change = IngestBatch.PairChange(before: before, after: state) {
+                changes[pair] = change
+            }
+            // Still influenced only by an app_open at or after its (possibly later) arrival.
+            var influenced = row.date("influenced_at")
+            if let at = influenced, state.firstArrivalAt.map({ at < $0 }) ?? true {
+                influenced = nil
+            }
+            let counted = influenced != nil && state.firstClickAt == nil
+            let wasCounted = row.bool("influence_counted") ?? false
+            if counted != wasCounted { influence[message, default: 0] += counted ? 1 : -1 }
+            states.append(pair)
+            after.append(state)
+            influencedAt.append(influenced)
+        }
+        var rows = DeliveryRows()
+        for (pair, state) in zip(states, after) { rows.append(pair, state) }
+        try rows.replace(influencedAt: influencedAt, on: connection)
     }
 
     /// The merge keeps a pair's stored dimensions (platform, app version, locale) over the
