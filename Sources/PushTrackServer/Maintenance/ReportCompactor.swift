@@ -4,7 +4,8 @@ import PostgresClient
 /// Folds what the writers append (`report_deltas`, `open_latency_deltas`) into the aggregates
 /// every `interval` on a thread of its own (sql/007_rollup_deltas.sql): `message_rollups`,
 /// `message_totals`, `message_open_latency`, and the coarse sums `message_dimension_totals` and
-/// `message_bucket_totals`, so that breakdowns and series read a few rows per message.
+/// `message_bucket_totals`, so that breakdowns and series read a few rows per message. Then it
+/// runs the late send matches left queued (``LateSends``).
 ///
 /// Readers add the deltas not folded yet, so folding changes how fast a report is, never what it
 /// says. Several servers may run one each: the SQL function lets one fold at a time.
@@ -69,11 +70,15 @@ final class ReportCompactor: Sendable {
                 let folded = try pool.run { connection in try Self.compact(connection) }
                 metrics.add(.compactionRuns)
                 metrics.add(.deltasFolded, folded)
-                // Legacy reports of sends whose registration could not attribute them.
-                try pool.run { connection in try LateSends.resumeQueued(on: connection) }
             } catch {
                 metrics.add(.compactionFailures)
                 log.warning("report compaction failed", ["reason": "\(error)"])
+            }
+            do {
+                // Legacy reports of sends whose registration did not finish attributing them.
+                _ = try pool.run { connection in try LateSends.resumeQueued(on: connection) }
+            } catch {
+                log.warning("late send match failed", ["reason": "\(error)"])
             }
         }
     }
