@@ -146,23 +146,27 @@ enum LateSends {
         var rows = Array(unattributed)
         if rows.count < limit {
             // Held by an earlier send of the title within 72 hours: found from its pairs changed
-            // since this send (a report is merged into its pair after it is received).
+            // since this send (a report is merged into its pair after it is received), read
+            // first (materialized), then each pair's device's legacy reports by index: no index
+            // of the raw log by title, which every legacy report would pay for.
             let moved = try connection.query(
                 """
+                WITH d AS MATERIALIZED (
+                    SELECT d.app_id, d.message_id, d.device_id FROM deliveries d
+                     WHERE d.app_id = \(match.appId)
+                       AND d.message_id IN (
+                           SELECT s.message_id FROM sends s
+                            WHERE s.app_id = \(match.appId) AND s.title = \(match.title)
+                              AND s.sent_at <= \(match.sentAt)
+                              AND s.sent_at > \(match.sentAt)::timestamptz - interval '72 hours')
+                       AND d.updated_at >= \(match.earliestReceipt)::timestamptz)
                 SELECT \(unescaped: columns)
-                  FROM deliveries d
+                  FROM d
                   JOIN events e ON e.app_id = d.app_id AND e.message_id IS NULL
                    AND e.device_id = d.device_id AND e.attributed_message_id = d.message_id
                  CROSS JOIN LATERAL (SELECT e.app_id AS a, \(match.title)::text AS title,
                                             e.event_time AS at) t
-                 WHERE d.app_id = \(match.appId)
-                   AND d.message_id IN (
-                       SELECT s.message_id FROM sends s
-                        WHERE s.app_id = \(match.appId) AND s.title = \(match.title)
-                          AND s.sent_at <= \(match.sentAt)
-                          AND s.sent_at > \(match.sentAt)::timestamptz - interval '72 hours')
-                   AND d.updated_at >= \(match.earliestReceipt)::timestamptz
-                   AND e.outcome NOT IN ('generic', 'conversion', 'unattributed')
+                 WHERE e.outcome NOT IN ('generic', 'conversion', 'unattributed')
                    AND e.label = ANY(\(labels)::text[])
                    AND e.event_time >= \(match.sentAt)
                    AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
