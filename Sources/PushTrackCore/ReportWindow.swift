@@ -47,12 +47,25 @@ public struct ReportWindow: Sendable, Equatable {
     /// UTC.
     public static let utc = TimeZone(secondsFromGMT: 0) ?? .gmt
 
-    /// A time zone by IANA name (`Asia/Shanghai`, `UTC`), or the error naming `parameter`.
+    /// The IANA name that `name` stands for: itself when known, else the known name equal to it
+    /// but for case (`utc` is `UTC`, `asia/shanghai` is `Asia/Shanghai`); nil when none is.
+    public static func zoneName(_ name: String) -> String? {
+        if TimeZone(identifier: name) != nil { return name }
+        let lowered = name.lowercased()
+        for known in ["UTC", "GMT"] + TimeZone.knownTimeZoneIdentifiers
+        where known.lowercased() == lowered {
+            return TimeZone(identifier: known) != nil ? known : nil
+        }
+        return nil
+    }
+
+    /// A time zone by IANA name (`Asia/Shanghai`, `UTC`; in any case, as PostgreSQL reads
+    /// them: `utc`, `asia/shanghai`), or the error naming `parameter`.
     public static func timeZone(_ name: String?, parameter: String = "tz") throws(ReportInputError)
         -> TimeZone
     {
         guard let name, !name.isEmpty else { return utc }
-        guard let zone = TimeZone(identifier: name) else {
+        guard let canonical = zoneName(name), let zone = TimeZone(identifier: canonical) else {
             throw ReportInputError(
                 parameter,
                 "\(parameter) must be an IANA time zone name such as Asia/Shanghai or UTC, not '\(name)'"

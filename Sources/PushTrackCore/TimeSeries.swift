@@ -38,8 +38,9 @@ public struct TimeSeries: Sendable {
             }
             unit = named
         }
-        let name = tz.flatMap { $0.isEmpty ? nil : $0 } ?? "UTC"
-        return TimeSeries(unit: unit, timeZone: try ReportWindow.timeZone(tz), zoneName: name)
+        let zone = try ReportWindow.timeZone(tz)
+        let name = tz.flatMap { $0.isEmpty ? nil : ReportWindow.zoneName($0) } ?? "UTC"
+        return TimeSeries(unit: unit, timeZone: zone, zoneName: name)
     }
 
     /// The start of the bucket that holds `date`.

@@ -210,6 +210,14 @@ struct ReportMathsTests {
         #expect(throws: ReportInputError("bucket", "bucket must be hour or day, not 'Hour'")) {
             try TimeSeries.parse(bucket: "Hour", tz: nil)
         }
+        // Zone names in any case, as PostgreSQL reads them; the series names the zone as IANA does.
+        #expect(
+            try TimeSeries.parse(bucket: "day", tz: "asia/shanghai").zoneName == "Asia/Shanghai")
+        #expect(try TimeSeries.parse(bucket: "day", tz: "utc").zoneName == "UTC")
+        #expect(
+            try TimeSeries.parse(bucket: "day", tz: "AMERICA/NEW_YORK").timeZone.secondsFromGMT(
+                for: RFC3339.parse("2026-07-01T00:00:00Z")!) == -4 * 3600)
+        #expect(ReportWindow.zoneName("Mars/olympus") == nil)
         // Empty is the default, as `tz=` and `metric=` are.
         #expect(try TimeSeries.parse(bucket: "", tz: "").unit == .hour)
         #expect(try TimeSeries.parse(bucket: "", tz: "").zoneName == "UTC")

@@ -566,6 +566,16 @@ struct TimeSeriesTests {
         #expect(defaults.status == 200, "\(defaults.text)")
         #expect(exactJSON(defaults)["bucket"] as? String == "hour")
         #expect(exactJSON(defaults)["tz"] as? String == "UTC")
+        // A zone name in another case is read as PostgreSQL reads it, and named as IANA does.
+        let lowered = try fixture.request(
+            "GET", "/api/v1/reports/campaigns/spring-sale/timeseries?tz=asia/shanghai&bucket=day",
+            token: fixture.scopedRead)
+        #expect(lowered.status == 200, "\(lowered.text)")
+        #expect(exactJSON(lowered)["tz"] as? String == "Asia/Shanghai")
+        let named = try fixture.request(
+            "GET", "/api/v1/reports/campaigns/spring-sale/timeseries?tz=Asia/Shanghai&bucket=day",
+            token: fixture.scopedRead)
+        #expect(lowered.text == named.text)
     }
 }
 

@@ -74,8 +74,8 @@ struct DashboardRoutes: Sendable {
     private static func campaignList(
         _ request: HTTPRequest, _ grant: TokenGrant, _ connection: PostgresConnection
     ) throws -> String {
-        let zoneName = given(request.query["tz"]) ?? "UTC"
-        let zone = try ReportWindow.timeZone(zoneName)
+        let zone = try ReportWindow.timeZone(given(request.query["tz"]))
+        let zoneName = given(request.query["tz"]).flatMap(ReportWindow.zoneName) ?? "UTC"
         let from = given(request.query["from"])
         let to = given(request.query["to"])
         let window = try ReportWindow.parse(from: from, to: to, timeZone: zone)
