@@ -10,12 +10,13 @@ import PushTrackCore
 /// registered, ``CampaignRegistry/registerSend(_:campaignId:appId:on:)`` queues a match in its
 /// transaction (`late_send_matches`) and runs it once that has committed: ``run(_:on:)`` waits
 /// until every writer transaction that began before the send was visible has ended (each of
-/// those may have stored a report the send explains; every later one sees the send), then, in
-/// one transaction, takes the stored unattributed reports of that title in the send's 72 hours
-/// whose closest send is now a registered one, and counts them as a writer would have: their
-/// pairs (the writers' merge), the rollups, conversions and influence, their outcome in the raw
-/// log, and `unattributed_reports` less them. A match left queued (the server stopped, the
-/// wait timed out) is run by the report compactor (``resumeQueued(on:)``).
+/// those may have stored a report the send explains; every later one sees the send), then, a
+/// part per transaction, takes the stored unattributed reports of that title in the send's 72
+/// hours whose closest send is now a registered one, and counts them as a writer would have:
+/// their pairs (the writers' merge), the rollups, conversions and influence, their outcome in
+/// the raw log, and `unattributed_reports` less them. A match left queued (the server stopped,
+/// the wait timed out, the registration's budget ran out) is run by the report compactor
+/// (``resumeQueued(on:after:)``).
 ///
 /// Reports an earlier send of the title held are moved the same way: the pairs they leave are
 /// folded again from the raw log without them. Reports without a device stay as the writers
