@@ -269,19 +269,34 @@ public struct Verifier {
                     expected: row.string("expected") ?? "0", stored: row.string("stored") ?? "0"))
         }
         // Legacy reports whose closest registered send is not the one they count for (none, or
-        // an earlier send of the title), with no match queued to move them (sql/017).
+        // an earlier send of the title), with no match queued to move them (sql/017). Only
+        // reports of a registered title can be: unattributed ones, and those of a title that
+        // more than one message was sent with (for one message, no other send is closer). One
+        // pass over the raw log joined to the titles' labels (materialized, so that the closest
+        // send is looked up for those reports only).
         for row in try connection.query(
             """
+            WITH titles AS (
+                SELECT app_id, title, count(DISTINCT message_id) > 1 AS shared FROM sends
+                 WHERE title IS NOT NULL GROUP BY 1, 2
+            ), labels AS (
+                SELECT app_id, 'push_' || title AS label, shared FROM titles
+                UNION ALL SELECT app_id, title, shared FROM titles WHERE left(title, 5) <> 'push_'
+            ), legacy AS MATERIALIZED (
+                SELECT e.app_id, e.label, e.event_time, e.attributed_message_id
+                  FROM events e JOIN labels l ON l.app_id = e.app_id AND l.label = e.label
+                 WHERE e.message_id IS NULL AND e.device_id IS NOT NULL
+                   AND (e.outcome = 'unattributed'
+                        OR (l.shared AND e.outcome NOT IN ('generic', 'conversion', 'unattributed')))
+            )
             SELECT e.app_id, e.label, count(*) AS n
-              FROM events e
+              FROM legacy e
              CROSS JOIN LATERAL (
                    SELECT e.app_id AS a, e.event_time AS at,
                           CASE WHEN left(e.label, 5) = 'push_' THEN substr(e.label, 6)
                                ELSE e.label END AS title) t
              CROSS JOIN LATERAL (SELECT (\(unescaped: IngestBatch.closestSend)) AS closest) c
-             WHERE e.message_id IS NULL AND e.outcome NOT IN ('generic', 'conversion')
-               AND e.device_id IS NOT NULL AND e.label IS NOT NULL
-               AND c.closest IS NOT NULL AND c.closest IS DISTINCT FROM e.attributed_message_id
+             WHERE c.closest IS NOT NULL AND c.closest IS DISTINCT FROM e.attributed_message_id
                AND NOT EXISTS (SELECT 1 FROM retired_messages r
                                 WHERE r.app_id = e.app_id AND r.message_id = e.attributed_message_id)
                AND NOT EXISTS (SELECT 1 FROM late_send_matches q
