@@ -32,6 +32,18 @@ enum LateSends {
         /// The earliest receipt of a report the send may explain: an event time is at most
         /// ``IngestLimits/futureTolerance`` past its receipt (DESIGN.md section 2).
         var earliestReceipt: Date { sentAt - IngestLimits().futureTolerance }
+
+        /// The reports of raw-log alias `e` the send may explain: the app's, of its title's
+        /// labels, in its 72 hours, received since ``earliestReceipt`` (bounding the partitions
+        /// read).
+        var window: PostgresQuery {
+            """
+            e.app_id = \(appId) AND e.label = ANY(\(LateSends.labels(of: title))::text[])
+            AND e.event_time >= \(sentAt)
+            AND e.event_time < \(sentAt)::timestamptz + interval '72 hours'
+            AND e.received_at >= \(earliestReceipt)::timestamptz
+            """
+        }
     }
 
     /// How long to wait for the writer transactions that may not have seen the send.
@@ -78,7 +90,16 @@ enum LateSends {
     ) throws -> Int? {
         guard try WriterTransactions.awaitEndOfThoseBegunBefore(on: connection, maxWait: maxWait)
         else { return nil }
-        let deadline = ContinuousClock.now + budget
+        return try attribute(
+            match, until: ContinuousClock.now + budget, partSize: partSize, on: connection)
+    }
+
+    /// Parts of a match, one transaction each, until none is left or `deadline` has passed;
+    /// returns the reports attributed.
+    private static func attribute(
+        _ match: Match, until deadline: ContinuousClock.Instant, partSize: Int = partSize,
+        on connection: PostgresConnection
+    ) throws -> Int {
         var attributed = 0
         while true {
             let part = try connection.transaction { connection in
@@ -89,11 +110,14 @@ enum LateSends {
         }
     }
 
-    /// Runs the matches queued more than `after` seconds ago; returns the reports attributed.
+    /// Runs the matches queued more than `after` seconds ago, after one wait for the writers,
+    /// for at most `budget` in all (the compactor's thread runs them); returns the reports
+    /// attributed.
     @discardableResult
-    static func resumeQueued(on connection: PostgresConnection, after: Int = resumeAfterSeconds)
-        throws -> Int
-    {
+    static func resumeQueued(
+        on connection: PostgresConnection, after: Int = resumeAfterSeconds,
+        budget: Duration = .seconds(5)
+    ) throws -> Int {
         let queued = try connection.query(
             """
             SELECT match_id, app_id, title, sent_at FROM late_send_matches
@@ -106,10 +130,13 @@ enum LateSends {
                 title: $0.string("title") ?? "",
                 sentAt: $0.date("sent_at") ?? Date(timeIntervalSince1970: 0))
         }
+        guard !queued.isEmpty,
+            try WriterTransactions.awaitEndOfThoseBegunBefore(on: connection, maxWait: maxWait)
+        else { return 0 }
+        let deadline = ContinuousClock.now + budget
         var attributed = 0
-        for match in queued {
-            guard let count = try run(match, on: connection, budget: .seconds(5)) else { break }
-            attributed += count
+        for match in queued where ContinuousClock.now < deadline {
+            attributed += try attribute(match, until: deadline, on: connection)
         }
         return attributed
     }
@@ -120,7 +147,6 @@ enum LateSends {
     private static func attribute(_ match: Match, limit: Int, on connection: PostgresConnection)
         throws -> Int
     {
-        let labels = labels(of: match.title)
         // Locked, so that another match of the title, or an erasure, waits; a row that changed
         // meanwhile is read again and left out when it no longer qualifies. The earliest receipt
         // bounds the partitions read.
@@ -135,11 +161,7 @@ enum LateSends {
               FROM events e
              CROSS JOIN LATERAL (SELECT e.app_id AS a, \(match.title)::text AS title,
                                         e.event_time AS at) t
-             WHERE e.outcome = 'unattributed' AND e.app_id = \(match.appId)
-               AND e.label = ANY(\(labels)::text[]) AND e.device_id IS NOT NULL
-               AND e.event_time >= \(match.sentAt)
-               AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
-               AND e.received_at >= \(match.earliestReceipt)::timestamptz
+             WHERE e.outcome = 'unattributed' AND e.device_id IS NOT NULL AND \(match.window)
              ORDER BY e.event_seq
              LIMIT \(limit)
                FOR UPDATE OF e
@@ -167,11 +189,7 @@ enum LateSends {
                    AND e.device_id = d.device_id AND e.attributed_message_id = d.message_id
                  CROSS JOIN LATERAL (SELECT e.app_id AS a, \(match.title)::text AS title,
                                             e.event_time AS at) t
-                 WHERE e.outcome NOT IN ('generic', 'conversion', 'unattributed')
-                   AND e.label = ANY(\(labels)::text[])
-                   AND e.event_time >= \(match.sentAt)
-                   AND e.event_time < \(match.sentAt)::timestamptz + interval '72 hours'
-                   AND e.received_at >= \(match.earliestReceipt)::timestamptz
+                 WHERE e.outcome NOT IN ('generic', 'conversion', 'unattributed') AND \(match.window)
                    AND (\(unescaped: IngestBatch.closestSend)) IS DISTINCT FROM e.attributed_message_id
                  ORDER BY e.event_seq
                  LIMIT \(limit - rows.count)
@@ -201,7 +219,7 @@ enum LateSends {
                     previous: row.string("attributed_message_id")))
         }
         if !items.isEmpty {
-            try count(&items, reports: reports, labels: labels, match: match, on: connection)
+            try count(&items, reports: reports, match: match, on: connection)
         }
         // Every report taken has a send (this one, or a closer one): a full part is counted
         // whole, so a match ends.
@@ -224,7 +242,7 @@ enum LateSends {
     /// to 6), after taking those an earlier send held out of its pairs, and marks them in the
     /// raw log.
     private static func count(
-        _ items: inout [IngestBatch.Item], reports: [Report], labels: [String], match: Match,
+        _ items: inout [IngestBatch.Item], reports: [Report], match: Match,
         on connection: PostgresConnection
     ) throws {
         let batch = IngestBatch(jobs: [], tracking: ConversionTracking(trackedApps: nil))
@@ -241,8 +259,22 @@ enum LateSends {
         ).deltas {
             deltas[message, default: Contribution()].add(contribution)
         }
+        // The merge keeps a pair's stored dimensions (platform, app version, locale); but a pair
+        // takes them from its earliest report in the raw log, and these may be older than those
+        // it had: the pairs they join are folded again too.
+        var joining: [Logged] = []
+        for (item, report) in zip(items, reports) {
+            joining.append(
+                Logged(
+                    pair: IngestBatch.PairKey(
+                        appId: item.appId, messageId: item.messageId ?? "",
+                        deviceId: item.event.deviceId ?? ""),
+                    sequence: report.sequence, report: item.report!))
+        }
+        try refold(
+            Set(joining.map(\.pair)).sorted(), leaving: [:], joining: joining,
+            influence: &influence, changes: &changes, deltas: &deltas, on: connection)
         let sequence = reports.map(\.sequence)
-        try firstDimensions(of: items, sequence: sequence, deltas: &deltas, on: connection)
         try batch.applyConversions(&items, changes: changes, on: connection)
         let updated = try connection.query(
             """
@@ -251,10 +283,8 @@ enum LateSends {
                           \(items.map(\.outcome.rawValue))::text[],
                           \(items.map(\.attributedMessageId))::text[])
                    AS u(device_id, seq, outcome, message_id)
-             WHERE e.app_id = \(match.appId) AND e.message_id IS NULL
-               AND e.device_id = u.device_id AND e.event_seq = u.seq
-               AND e.label = ANY(\(labels)::text[])
-               AND e.received_at >= \(match.earliestReceipt)::timestamptz
+             WHERE e.message_id IS NULL AND e.device_id = u.device_id AND e.event_seq = u.seq
+               AND \(match.window)
             RETURNING e.event_seq
             """)
         guard updated.count == items.count else {
@@ -306,10 +336,8 @@ enum LateSends {
             """)
     }
 
-    /// Takes the reports an earlier send held out of their pairs: each such pair is folded
-    /// again from the raw log without them (as `verify` folds it) and stored so; its change of
-    /// contribution goes to `deltas`, of times to `changes` (for conversions), and of influenced
-    /// opens to `influence` (an influence before the pair's new arrival no longer holds).
+    /// Takes the reports an earlier send held out of their pairs: those pairs are folded again
+    /// without them (``refold(_:leaving:joining:influence:changes:deltas:on:)``).
     private static func withdraw(
         _ items: [IngestBatch.Item], reports: [Report],
         influence: inout [IngestBatch.MessageKey: Int],
@@ -325,10 +353,31 @@ enum LateSends {
                 default: []
             ].insert(report.sequence)
         }
-        guard !leaving.isEmpty else { return }
-        let pairs = leaving.keys.sorted()
-        let appId = pairs[0].appId
-        var folded: [IngestBatch.PairKey: DeliveryState] = [:]
+        try refold(
+            leaving.keys.sorted(), leaving: leaving, joining: [], influence: &influence,
+            changes: &changes, deltas: &deltas, on: connection)
+    }
+
+    /// A push report as a fold of the raw log takes it: its pair, its place, what it says.
+    struct Logged {
+        let pair: IngestBatch.PairKey
+        let sequence: Int
+        let report: PushReport
+    }
+
+    /// Folds `pairs` (of one app) from the raw log as `verify` folds them: their counted
+    /// reports without those in `leaving`, with `joining` at their place. Stores the fold over
+    /// each pair's row where they differ, and adds the change of contribution to `deltas`, of
+    /// times to `changes` (for conversions), and of influenced opens to `influence` (an
+    /// influence before the pair's arrival no longer holds).
+    private static func refold(
+        _ pairs: [IngestBatch.PairKey], leaving: [IngestBatch.PairKey: Set<Int>],
+        joining: [Logged], influence: inout [IngestBatch.MessageKey: Int],
+        changes: inout [IngestBatch.PairKey: IngestBatch.PairChange],
+        deltas: inout [IngestBatch.MessageKey: Contribution], on connection: PostgresConnection
+    ) throws {
+        guard let appId = pairs.first?.appId else { return }
+        var logged = joining
         for row in try connection.query(
             """
             SELECT p.m AS pair_message, e.device_id, e.event_seq, e.category, e.action,
@@ -338,29 +387,30 @@ enum LateSends {
               JOIN events e ON e.app_id = \(appId) AND e.device_id = p.d
                AND (e.message_id = p.m OR (e.message_id IS NULL AND e.attributed_message_id = p.m))
              WHERE e.outcome NOT IN ('generic', 'conversion', 'unattributed')
-             ORDER BY e.event_seq
             """)
         {
             let pair = IngestBatch.PairKey(
                 appId: appId, messageId: row.string("pair_message") ?? "",
                 deviceId: row.string("device_id") ?? "")
-            guard leaving[pair]?.contains(row.int("event_seq") ?? 0) == false,
+            let sequence = row.int("event_seq") ?? 0
+            guard leaving[pair]?.contains(sequence) != true,
                 let report = PushReport(ValidEvent(storedReport: row))
             else { continue }
-            folded[pair, default: DeliveryState()].apply(report)
+            logged.append(Logged(pair: pair, sequence: sequence, report: report))
+        }
+        var folded: [IngestBatch.PairKey: DeliveryState] = [:]
+        for entry in logged.sorted(by: { $0.sequence < $1.sequence }) {
+            folded[entry.pair, default: DeliveryState()].apply(entry.report)
         }
         let stored = try connection.query(
             """
-            SELECT d.*, i.influence_counted
+            SELECT d.*
               FROM unnest(\(pairs.map(\.messageId))::text[], \(pairs.map(\.deviceId))::text[])
                    AS p(m, dv)
               JOIN deliveries d ON d.app_id = \(appId) AND d.message_id = p.m AND d.device_id = p.dv
-             CROSS JOIN LATERAL (SELECT d.influenced_at IS NOT NULL AND d.first_click_at IS NULL
-                                        AS influence_counted) i
              ORDER BY d.message_id, d.device_id
             """)
-        var states: [IngestBatch.PairKey] = []
-        var after: [DeliveryState] = []
+        var rows = DeliveryRows()
         var influencedAt: [Date?] = []
         for row in stored {
             let pair = IngestBatch.PairKey(
@@ -368,6 +418,13 @@ enum LateSends {
                 deviceId: row.string("device_id") ?? "")
             let before = IngestBatch.state(from: row, prefix: "")
             let state = folded[pair] ?? DeliveryState()
+            // Still influenced only by an app_open at or after its arrival.
+            let wasInfluenced = row.date("influenced_at")
+            var influenced = wasInfluenced
+            if let at = influenced, state.firstArrivalAt.map({ at < $0 }) ?? true {
+                influenced = nil
+            }
+            guard state != before || influenced != wasInfluenced else { continue }
             let message = IngestBatch.MessageKey(appId: appId, messageId: pair.messageId)
             deltas[message, default: Contribution()].add(Rollup.contribution(of: state))
             deltas[message, default: Contribution()].add(
@@ -375,97 +432,13 @@ enum LateSends {
             if let change = IngestBatch.PairChange(before: before, after: state) {
                 changes[pair] = change
             }
-            // Still influenced only by an app_open at or after its (possibly later) arrival.
-            var influenced = row.date("influenced_at")
-            if let at = influenced, state.firstArrivalAt.map({ at < $0 }) ?? true {
-                influenced = nil
-            }
             let counted = influenced != nil && state.firstClickAt == nil
-            let wasCounted = row.bool("influence_counted") ?? false
+            let wasCounted = wasInfluenced != nil && before.firstClickAt == nil
             if counted != wasCounted { influence[message, default: 0] += counted ? 1 : -1 }
-            states.append(pair)
-            after.append(state)
+            rows.append(pair, state)
             influencedAt.append(influenced)
         }
-        var rows = DeliveryRows()
-        for (pair, state) in zip(states, after) { rows.append(pair, state) }
         try rows.replace(influencedAt: influencedAt, on: connection)
-    }
-
-    /// The merge keeps a pair's stored dimensions (platform, app version, locale) over the
-    /// reports'; but a pair takes them from its earliest report in the raw log, and these reports
-    /// may be older than those it had. Sets them from the log where they differ, and moves the
-    /// pair's contribution in `deltas` with them.
-    private static func firstDimensions(
-        of items: [IngestBatch.Item], sequence: [Int],
-        deltas: inout [IngestBatch.MessageKey: Contribution], on connection: PostgresConnection
-    ) throws {
-        let appId = items[0].appId
-        var pairs = Set<IngestBatch.PairKey>()
-        for item in items {
-            pairs.insert(
-                IngestBatch.PairKey(
-                    appId: appId, messageId: item.messageId ?? "",
-                    deviceId: item.event.deviceId ?? ""))
-        }
-        let sorted = pairs.sorted()
-        let messages = sorted.map(\.messageId)
-        let devices = sorted.map(\.deviceId)
-        // The pairs' counted reports in the log and these, first dimension of each kind by
-        // event_seq, against the row (locked by the merge, so no writer adds to it meanwhile).
-        let rows = try connection.query(
-            """
-            WITH reports AS (
-                SELECT p.m, p.d, e.event_seq, e.platform, e.app_version, e.locale
-                  FROM unnest(\(messages)::text[], \(devices)::text[]) AS p(m, d)
-                  JOIN events e ON e.app_id = \(appId) AND e.device_id = p.d
-                   AND (e.message_id = p.m OR (e.message_id IS NULL AND e.attributed_message_id = p.m))
-                 WHERE e.outcome NOT IN ('generic', 'conversion', 'unattributed')
-                UNION ALL
-                SELECT u.m, u.d, u.seq, u.platform, u.app_version, u.locale
-                  FROM unnest(\(items.map { $0.messageId })::text[],
-                              \(items.map(\.event.deviceId))::text[], \(sequence)::bigint[],
-                              \(items.map(\.event.platform))::text[],
-                              \(items.map(\.event.appVersion))::text[],
-                              \(items.map(\.event.locale))::text[])
-                       AS u(m, d, seq, platform, app_version, locale)
-            ), first AS (
-                SELECT m, d,
-                       (array_agg(platform ORDER BY event_seq) FILTER (WHERE platform IS NOT NULL))[1] AS platform,
-                       (array_agg(app_version ORDER BY event_seq) FILTER (WHERE app_version IS NOT NULL))[1] AS app_version,
-                       (array_agg(locale ORDER BY event_seq) FILTER (WHERE locale IS NOT NULL))[1] AS locale
-                  FROM reports GROUP BY m, d
-            )
-            SELECT d.app_id, d.message_id, d.device_id, d.first_arrival_at, d.arrival_reports,
-                   d.foreground, d.extension_report, d.first_click_at, d.clicks, d.dismissed_at,
-                   d.platform, d.app_version, d.locale, f.platform AS first_platform,
-                   f.app_version AS first_app_version, f.locale AS first_locale
-              FROM first f
-              JOIN deliveries d ON d.app_id = \(appId) AND d.message_id = f.m AND d.device_id = f.d
-             WHERE d.platform IS DISTINCT FROM f.platform
-                OR d.app_version IS DISTINCT FROM f.app_version
-                OR d.locale IS DISTINCT FROM f.locale
-             ORDER BY d.message_id, d.device_id
-            """)
-        for row in rows {
-            let merged = IngestBatch.state(from: row, prefix: "")
-            var first = merged
-            first.platform = row.string("first_platform")
-            first.appVersion = row.string("first_app_version")
-            first.locale = row.string("first_locale")
-            _ = try connection.query(
-                """
-                UPDATE deliveries SET platform = \(first.platform), app_version = \(first.appVersion),
-                                      locale = \(first.locale)
-                 WHERE app_id = \(appId) AND message_id = \(row.string("message_id"))
-                   AND device_id = \(row.string("device_id"))
-                """)
-            let message = IngestBatch.MessageKey(
-                appId: appId, messageId: row.string("message_id") ?? "")
-            deltas[message, default: Contribution()].add(Rollup.contribution(of: first))
-            deltas[message, default: Contribution()].add(
-                Rollup.contribution(of: merged), subtracting: true)
-        }
     }
 }
 
