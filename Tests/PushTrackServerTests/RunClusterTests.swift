@@ -1,5 +1,6 @@
 import Foundation
 import HTTPClient
+import PushTrackCore
 import PushTrackTesting
 import Testing
 
@@ -191,6 +192,39 @@ struct RunClusterTests {
                         repeating:
                             #"413 {"code":413,"error":"payload_too_large","message":"The request body exceeds the limit of 1048576 bytes."}"#
                             + "\n", count: 2))
+
+            // A seed app's label-only report through the front, then its send registered after
+            // it, in a campaign whose id holds a `/`: the report counts for the send.
+            let created = try Binary.run(
+                ["token", "create", "--role", "admin", "--format", "json"], databaseURL: url)
+            let admin = try #require(
+                (try JSONSerialization.jsonObject(with: Data(created.stdout.utf8))
+                    as? [String: Any])?["token"] as? String)
+            let late = try Self.run(
+                "/usr/bin/python3",
+                [
+                    "-c",
+                    """
+                    import http.client, json, ssl, sys
+                    context = ssl.create_default_context(cafile=sys.argv[2])
+                    def call(method, path, body, headers):
+                        c = http.client.HTTPSConnection("localhost", int(sys.argv[1]), context=context, timeout=10)
+                        c.request(method, path, body=body, headers=headers)
+                        r = c.getresponse()
+                        return r.status, json.loads(r.read())
+                    seed = {"X-App-Key": sys.argv[3], "Content-Type": "application/json", "Device-Info": '{"device_id":"seed-1","platform":"ios"}'}
+                    print(call("POST", "/customer-track/upload-event", b'{"pageId":"push","category":"push_arrival","action":"view","label":"push_Late sale"}', seed)[0])
+                    admin = {"Authorization": "Bearer " + sys.argv[4], "Content-Type": "application/json"}
+                    status, send = call("POST", "/api/v1/campaigns/late%2Fsale/sends", b'{"messageId":"m-late","title":"Late sale","sentAt":"2020-01-01T00:00:00Z","sent":1}', admin)
+                    print(status, send["campaignId"])
+                    status, send = call("POST", "/api/v1/campaigns/late%2Fsale/sends", json.dumps({"messageId":"m-late","title":"Late sale","sentAt":sys.argv[5],"sent":2}).encode(), admin)
+                    status, report = call("GET", "/api/v1/reports/campaigns/late%2Fsale", None, admin)
+                    print(status, report["campaignId"], report["sent"], report["delivered"], report["confirmedArrivals"])
+                    """,
+                    String(cluster.port), cluster.ca, key, admin,
+                    RFC3339.format(Date() - 600),
+                ])
+            #expect(late.output == "200\n201 late/sale\n200 late/sale 3 1 1\n", "\(late.output)")
 
             // Each collector trusts HAProxy's X-Forwarded-For: its log names the client.
             #expect(
