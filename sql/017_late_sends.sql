@@ -6,8 +6,8 @@
 -- seen the send, and attributes the stored reports the new send now explains, unattributed ones
 -- and those an earlier send of the title held that it is closer to (their outcome and
 -- attributed_message_id, their pairs, the rollups, the conversions and the unattributed counts,
--- in one transaction), and deletes the row. A row left behind (the server stopped in between)
--- is taken up by the report compactor.
+-- 5,000 reports per transaction), and deletes the row once none is left. A row left behind (the
+-- server stopped, the registration's 2 s ran out) is taken up by the report compactor.
 CREATE TABLE late_send_matches (
     match_id    bigint GENERATED ALWAYS AS IDENTITY,
     app_id      text COLLATE "C" NOT NULL,
