@@ -23,7 +23,8 @@ struct SimulationOptionsTests {
             [
                 "--url", "http://127.0.0.1:9000", "--seed", "42", "--devices", "7", "--tap-share",
                 "0.5", "--batch-size", "20", "--workers", "3", "--rate", "1000", "--no-verify",
-                "--quiet", "--reports", "5000", "--collectors", "2",
+                "--quiet", "--reports", "5000", "--collectors", "2", "--late-registration-at",
+                "0.25",
             ], environment: db)
         #expect(options.port == 9000)
         #expect(options.config.seed == 42)
@@ -34,6 +35,7 @@ struct SimulationOptionsTests {
         #expect(options.rate == 1000)
         #expect(options.reports == 5000)
         #expect(options.collectors == 2)
+        #expect(options.lateRegistrationAt == 0.25)
         #expect(!options.verify && !options.progress)
         #expect(options.databaseURL == db["DATABASE_URL"])
     }
@@ -52,6 +54,12 @@ struct SimulationOptionsTests {
         #expect(
             problem(["--workers", "0", "--rate", "-1"])
                 == "--workers must be at least 1; --rate must not be negative")
+        #expect(
+            problem(["--late-registration-at", "1.5"])
+                == "--late-registration-at must be between 0 and 1")
+        #expect(
+            problem(["--late-registration-at", "half"])
+                == "--late-registration-at must be a number, not 'half'")
     }
 
     @Test func databaseIsNeededUnlessEverythingIsGiven() {

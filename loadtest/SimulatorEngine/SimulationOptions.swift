@@ -29,6 +29,10 @@ public struct SimulationOptions: Sendable {
     public var progress = true
     /// How long the reports may take to agree (breakdowns are folded every second).
     public var settleSeconds: Double = 10
+    /// When the messages registered late are registered: once this share of the devices has
+    /// sent all its traffic (1: after the whole traffic; below 1: while the rest is still
+    /// arriving, as a sender that registers after FCM answered does).
+    public var lateRegistrationAt = 1.0
 
     public init(pushtrack: String) {
         self.pushtrack = pushtrack
@@ -59,6 +63,8 @@ public struct SimulationOptions: Sendable {
           --single-share --array-share --gzip-share --response-lost-share --invalid-share
           --late-registration-share
         other:
+          --late-registration-at X      register the late messages once this share of the devices
+                                        is done (default 1: after the traffic; 0.5: mid-traffic)
           --ack-log FILE                write every acknowledged eventId, one a line
           --no-verify                   skip `pushtrack verify`
           --quiet                       no progress line
@@ -137,6 +143,7 @@ public struct SimulationOptions: Sendable {
             case "--seed": options.config.seed = try number(flag)
             case "--workers": options.workers = try number(flag)
             case "--rate": options.rate = try number(flag)
+            case "--late-registration-at": options.lateRegistrationAt = try number(flag)
             case "--ack-log": options.ackLog = try value(flag)
             case "--no-verify": options.verify = false
             case "--quiet": options.progress = false
@@ -147,6 +154,9 @@ public struct SimulationOptions: Sendable {
         if options.workers < 1 { problems.append("--workers must be at least 1") }
         if options.collectors < 1 { problems.append("--collectors must be at least 1") }
         if options.rate < 0 { problems.append("--rate must not be negative") }
+        if !(0...1).contains(options.lateRegistrationAt) {
+            problems.append("--late-registration-at must be between 0 and 1")
+        }
         if let reports = options.reports, reports < 1 {
             problems.append("--reports must be at least 1")
         }

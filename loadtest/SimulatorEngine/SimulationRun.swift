@@ -1,6 +1,7 @@
 import Foundation
 import HTTPClient
 import Simulator
+import Synchronization
 
 /// The outcome of a run: every field compared, the responses' totals, `verify`.
 public struct RunSummary: Sendable {
@@ -12,6 +13,9 @@ public struct RunSummary: Sendable {
     /// `pushtrack verify`'s exit status and output, nil when it was not run.
     public let verifyStatus: Int32?
     public let verifyOutput: String
+    /// With `--late-registration-at` below 1: the devices done sending when the late sends
+    /// had all been registered (below the device count when the traffic was still running).
+    public var lateRegistrationDevicesDone: Int?
 
     public var differences: [FieldCheck] { checks.filter { !$0.matches } }
 
@@ -43,7 +47,7 @@ public struct RunSummary: Sendable {
 
 /// One accuracy run: register the sends, send the traffic, read every campaign report back,
 /// compare it with the ground truth, run `pushtrack verify`.
-public final class SimulationRun {
+public final class SimulationRun: Sendable {
     let options: SimulationOptions
     /// Where lines of the printout go (standard output for the command).
     let output: @Sendable (String) -> Void
@@ -95,15 +99,37 @@ public final class SimulationRun {
         }
         defer { try? ackLog?.close() }
         let progressLine = progress
-        let traffic = TrafficRunner(
+        let runner = TrafficRunner(
             scenario: scenario, port: port, writeKey: credentials.writeKey,
             workers: options.workers,
-            rate: options.rate, progress: options.progress ? progressLine : nil, ackLog: ackLog
-        ).run()
-
-        // The sends registered only now move their messages, with all that was counted for
-        // them, into their campaigns.
-        try registerSends(scenario, late: true, port: port, credentials: credentials)
+            rate: options.rate, progress: options.progress ? progressLine : nil, ackLog: ackLog)
+        // The sends registered late move their messages, with all that was counted for them,
+        // into their campaigns: after the traffic, or while it is still arriving.
+        let lateRegistration =
+            options.lateRegistrationAt < 1
+            ? registerLateDuringTraffic(runner, scenario, port: port, credentials: credentials)
+            : nil
+        let traffic = runner.run()
+        var lateRegistrationDevicesDone: Int?
+        var lateSeconds: [Double]
+        var when = "after the traffic"
+        if let lateRegistration {
+            let done = try lateRegistration.wait()
+            lateRegistrationDevicesDone = done.devicesAtEnd
+            lateSeconds = done.seconds
+            when =
+                "during the traffic (devices done: \(done.devicesAtStart) to \(done.devicesAtEnd) of \(scenario.config.devices))"
+        } else {
+            lateSeconds = try registerSends(
+                scenario, late: true, port: port, credentials: credentials)
+        }
+        lateSeconds.sort()
+        if let slowest = lateSeconds.last {
+            let ms = { (seconds: Double) in String(format: "%.1f ms", seconds * 1000) }
+            output(
+                "sim: \(lateSeconds.count) late sends registered \(when): median \(ms(lateSeconds[lateSeconds.count / 2])), slowest \(ms(slowest))"
+            )
+        }
 
         // Breakdowns are folded by the collectors every second: read until the report agrees,
         // for up to `settleSeconds`, and keep the last answer.
@@ -135,7 +161,7 @@ public final class SimulationRun {
         let summary = RunSummary(
             scenario: scenario, traffic: traffic, checks: checks,
             responsesPerCollector: perCollector, verifyStatus: verifyStatus,
-            verifyOutput: verifyOutput)
+            verifyOutput: verifyOutput, lateRegistrationDevicesDone: lateRegistrationDevicesDone)
         output(SummaryPrinter.render(summary))
         return summary
     }
@@ -191,11 +217,35 @@ public final class SimulationRun {
             readToken: try token(options.readToken, role: "read"))
     }
 
+    /// Registers the late messages on a thread of its own once `lateRegistrationAt` of the
+    /// devices are done (or the traffic has ended), while the other workers go on sending.
+    func registerLateDuringTraffic(
+        _ runner: TrafficRunner, _ scenario: Scenario, port: UInt16, credentials: Credentials
+    ) -> LateRegistration {
+        let registration = LateRegistration()
+        let threshold = Int(
+            (options.lateRegistrationAt * Double(scenario.config.devices)).rounded())
+        let thread = Thread { [self] in
+            while runner.devicesDone < threshold && !registration.trafficEnded {
+                Thread.sleep(forTimeInterval: 0.01)
+            }
+            let start = runner.devicesDone
+            let outcome = Result {
+                try registerSends(scenario, late: true, port: port, credentials: credentials)
+            }
+            registration.finish(outcome, devicesAtStart: start, devicesAtEnd: runner.devicesDone)
+        }
+        thread.start()
+        return registration
+    }
+
     /// Names the campaigns (first time) and registers every wave of the messages registered
-    /// early or (`late`) those registered after the traffic, as the sender does.
+    /// early or (`late`) those registered after the traffic, as the sender does. Returns how
+    /// long each send's registration took to answer, in seconds.
+    @discardableResult
     func registerSends(
         _ scenario: Scenario, late: Bool, port: UInt16, credentials: Credentials
-    ) throws {
+    ) throws -> [Double] {
         let connection = try HTTPClientConnection(port: port, readTimeout: .seconds(30))
         defer { connection.close() }
         let headers = [
@@ -217,15 +267,49 @@ public final class SimulationRun {
                 #"{"name":"Simulated campaign \#(i)","noticeType":"promotion"}"#,
                 expect: [200, 201])
         }
+        var seconds: [Double] = []
         for message in scenario.messages where message.registeredLate == late {
             let id = message.sendsIdAsInteger ? message.id : EventJSON.quoted(message.id)
             for wave in message.waves {
                 let sentAt = EventJSON.rfc3339(wave.sentAtMs, offsetMinutes: 0)
+                let start = Date()
                 try call(
                     "POST", "/api/v1/campaigns/\(message.campaignId)/sends",
                     #"{"messageId":\#(id),"title":\#(EventJSON.quoted(message.title)),"sentAt":"\#(sentAt)","sent":\#(wave.sent),"failed":\#(wave.failed),"platform":"ios"}"#,
                     expect: [201])
+                seconds.append(Date().timeIntervalSince(start))
             }
         }
+        return seconds
+    }
+}
+
+/// The late registration running beside the traffic: how long each send took to register,
+/// and how far the traffic was when it began and when it ended.
+final class LateRegistration: Sendable {
+    struct Done: Sendable {
+        var seconds: [Double] = []
+        var devicesAtStart = 0
+        var devicesAtEnd = 0
+    }
+    private let state = Mutex<(ended: Bool, outcome: Result<Done, any Error>?)>((false, nil))
+    private let done = DispatchSemaphore(value: 0)
+
+    var trafficEnded: Bool { state.withLock { $0.ended } }
+
+    func finish(_ outcome: Result<[Double], any Error>, devicesAtStart: Int, devicesAtEnd: Int) {
+        state.withLock {
+            $0.outcome = outcome.map {
+                Done(seconds: $0, devicesAtStart: devicesAtStart, devicesAtEnd: devicesAtEnd)
+            }
+        }
+        done.signal()
+    }
+
+    /// Waits for the registration (telling it the traffic is over) and rethrows its failure.
+    func wait() throws -> Done {
+        state.withLock { $0.ended = true }
+        done.wait()
+        return try state.withLock { $0.outcome }!.get()
     }
 }

@@ -54,6 +54,9 @@ final class TrafficRunner: Sendable {
         self.ackLog = ackLog
     }
 
+    /// Devices whose traffic has all been sent (and acknowledged) so far.
+    var devicesDone: Int { counters.devicesDone.load(ordering: .relaxed) }
+
     func run() -> TrafficResult {
         let start = Date()
         let truths = Mutex<[GroundTruth]>([])
