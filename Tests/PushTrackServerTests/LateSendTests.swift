@@ -117,9 +117,10 @@ struct LateSendTests {
         let scenario = Scenario()
         let now = Date()
         try scenario.register("m-day1", "Daily", sentAt: now - 3 * 3600)
+        // d1's later arrival reaches the server first: its earlier one is stored as a duplicate.
+        scenario.upload(Self.seed("push_arrival", "Daily", at: now - 600), Self.device("d1"))
         scenario.upload(
             Self.seed("push_arrival", "Daily", at: now - 2 * 3600), Self.device("d1"))
-        scenario.upload(Self.seed("push_arrival", "Daily", at: now - 600), Self.device("d1"))
         scenario.upload(Self.seed("push_click", "Daily", at: now - 500), Self.device("d2"))
         scenario.upload(Self.seed("push_arrival", "Daily", at: now - 900), Self.device("d3"))
         scenario.upload(
@@ -135,6 +136,11 @@ struct LateSendTests {
             try scenario.server.query1(
                 "SELECT influenced_opens::text FROM message_influence WHERE message_id = 'm-day1'")
                 == "1")
+        #expect(
+            try scenario.outcomes() == [
+                "first_arrival m-day1", "duplicate_arrival m-day1", "first_click m-day1",
+                "first_arrival m-day1", "generic -",
+            ])
 
         try scenario.register("m-day2", "Daily", sentAt: now - 3600)
         #expect(
@@ -145,8 +151,9 @@ struct LateSendTests {
                 == RollupCounters(
                     delivered: 3, confirmed: 2, background: 2, opened: 1, clicks: 1))
         #expect(
+            // The arrival left behind is now its pair's first: the raw log says so.
             try scenario.outcomes() == [
-                "first_arrival m-day1", "first_arrival m-day2", "first_click m-day2",
+                "first_arrival m-day2", "first_arrival m-day1", "first_click m-day2",
                 "first_arrival m-day2", "generic -",
             ])
         #expect(
@@ -186,6 +193,31 @@ struct LateSendTests {
         try scenario.verifyIsClean()
     }
 
+    /// Another wave of the message that holds the reports leaves them where they are; another
+    /// message of the title sent at the same time takes them (the send registered last wins a
+    /// tie, as for a report written after both).
+    @Test func aSendAtTheSameTimeTakesTheReportsAnotherWaveDoesNot() throws {
+        let scenario = Scenario()
+        let now = Date()
+        let sentAt = now - 3600
+        try scenario.register("m-first", "Tie", sentAt: sentAt)
+        scenario.upload(Self.seed("push_arrival", "Tie", at: now - 600), Self.device("d1"))
+        try scenario.register("m-first", "Tie", sentAt: now - 1800)
+        #expect(try scenario.outcomes() == ["first_arrival m-first"])
+        try scenario.register("m-second", "Tie", sentAt: sentAt)
+        #expect(try scenario.outcomes() == ["first_arrival m-first"])
+        try scenario.register("m-second", "Tie", sentAt: now - 1800)
+        #expect(try scenario.outcomes() == ["first_arrival m-second"])
+        #expect(try totals(scenario.server.db, message: "m-first") == RollupCounters())
+        #expect(
+            try totals(scenario.server.db, message: "m-second")
+                == RollupCounters(delivered: 1, confirmed: 1, background: 1))
+        scenario.upload(Self.seed("push_arrival", "Tie", at: now - 300), Self.device("d2"))
+        #expect(
+            try scenario.outcomes() == ["first_arrival m-second", "first_arrival m-second"])
+        try scenario.verifyIsClean()
+    }
+
     /// Reports of the pair already stored with a messageId (the extension) keep their place:
     /// the pair takes its dimensions from its earliest report in the raw log, as `verify` does.
     @Test func attributedReportsJoinTheirPairInRawLogOrder() throws {
@@ -203,8 +235,9 @@ struct LateSendTests {
             try totals(scenario.server.db, message: "m-sale")
                 == RollupCounters(
                     delivered: 1, confirmed: 1, background: 1, duplicateReports: 1))
+        // Outcomes too are those of the raw log's order: the older report is the first arrival.
         #expect(
-            try scenario.outcomes() == ["duplicate_arrival m-sale", "first_arrival -"])
+            try scenario.outcomes() == ["first_arrival m-sale", "duplicate_arrival -"])
         let versions = try scenario.server.db.query(
             """
             SELECT app_version, sum(delivered)::int AS n FROM message_rollup_counters

@@ -44,6 +44,16 @@ enum LateSends {
             AND e.received_at >= \(earliestReceipt)::timestamptz
             """
         }
+
+        /// The send's message: of the title's sends at this time, the one registered last, as
+        /// ``IngestBatch/closestSend`` breaks a tie.
+        var message: PostgresQuery {
+            """
+            SELECT s.message_id FROM sends s
+             WHERE s.app_id = \(appId) AND s.title = \(title) AND s.sent_at = \(sentAt)
+             ORDER BY s.send_id DESC LIMIT 1
+            """
+        }
     }
 
     /// How long to wait for the writer transactions that may not have seen the send.
@@ -171,7 +181,8 @@ enum LateSends {
             // Held by an earlier send of the title within 72 hours: found from its pairs changed
             // since this send (a report is merged into its pair after it is received), read
             // first (materialized), then each pair's device's legacy reports by index: no index
-            // of the raw log by title, which every legacy report would pay for.
+            // of the raw log by title, which every legacy report would pay for. Not the pairs
+            // of this send's own message (its earlier waves): what they hold stays with it.
             let moved = try connection.query(
                 """
                 WITH d AS MATERIALIZED (
@@ -181,7 +192,8 @@ enum LateSends {
                            SELECT s.message_id FROM sends s
                             WHERE s.app_id = \(match.appId) AND s.title = \(match.title)
                               AND s.sent_at <= \(match.sentAt)
-                              AND s.sent_at > \(match.sentAt)::timestamptz - interval '72 hours')
+                              AND s.sent_at > \(match.sentAt)::timestamptz - interval '72 hours'
+                              AND s.message_id <> coalesce((\(match.message)), ''))
                        AND d.updated_at >= \(match.earliestReceipt)::timestamptz)
                 SELECT \(unescaped: columns)
                   FROM d
@@ -250,7 +262,7 @@ enum LateSends {
         var influence: [IngestBatch.MessageKey: Int] = [:]
         var changes: [IngestBatch.PairKey: IngestBatch.PairChange] = [:]
         var deltas: [IngestBatch.MessageKey: Contribution] = [:]
-        try lockPairs(of: items, reports: reports, on: connection)
+        let existing = try lockPairs(of: items, reports: reports, on: connection)
         try withdraw(
             items, reports: reports, influence: &influence, changes: &changes, deltas: &deltas,
             on: connection)
@@ -271,9 +283,16 @@ enum LateSends {
                         deviceId: item.event.deviceId ?? ""),
                     sequence: report.sequence, report: item.report!))
         }
-        try refold(
-            Set(joining.map(\.pair)).sorted(), leaving: [:], joining: joining,
+        // Their outcomes are what they do at their place in the raw log (they may be older than
+        // the reports their pair had). A pair that had no row before holds no other report:
+        // only those with one are read from the raw log (which reads all of a device's events).
+        let pairs = Set(joining.map(\.pair)).sorted()
+        let placed = try refold(
+            pairs, logged: pairs.filter(existing.contains), leaving: [:], joining: joining,
             influence: &influence, changes: &changes, deltas: &deltas, on: connection)
+        for (index, report) in reports.enumerated() {
+            if let outcome = placed[report.sequence] { items[index].outcome = outcome }
+        }
         let sequence = reports.map(\.sequence)
         try batch.applyConversions(&items, changes: changes, on: connection)
         let updated = try connection.query(
@@ -309,10 +328,11 @@ enum LateSends {
     }
 
     /// Locks every stored pair the part changes, the old and the new, in key order (one
-    /// statement, as a writer's merge does), so that no writer changes them meanwhile.
+    /// statement, as a writer's merge does), so that no writer changes them meanwhile; returns
+    /// those that have a row.
     private static func lockPairs(
         of items: [IngestBatch.Item], reports: [Report], on connection: PostgresConnection
-    ) throws {
+    ) throws -> Set<IngestBatch.PairKey> {
         var pairs = Set<IngestBatch.PairKey>()
         for (item, report) in zip(items, reports) {
             let device = item.event.deviceId ?? ""
@@ -325,15 +345,22 @@ enum LateSends {
             }
         }
         let sorted = pairs.sorted()
-        _ = try connection.query(
+        let locked = try connection.query(
             """
-            SELECT 1 FROM deliveries d
+            SELECT d.message_id, d.device_id FROM deliveries d
               JOIN unnest(\(sorted.map(\.appId))::text[], \(sorted.map(\.messageId))::text[],
                           \(sorted.map(\.deviceId))::text[]) AS p(a, m, dv)
                 ON d.app_id = p.a AND d.message_id = p.m AND d.device_id = p.dv
              ORDER BY d.app_id, d.message_id, d.device_id
                FOR NO KEY UPDATE OF d
             """)
+        let appId = sorted.first?.appId ?? ""
+        return Set(
+            locked.map {
+                IngestBatch.PairKey(
+                    appId: appId, messageId: $0.string("message_id") ?? "",
+                    deviceId: $0.string("device_id") ?? "")
+            })
     }
 
     /// Takes the reports an earlier send held out of their pairs: those pairs are folded again
@@ -353,36 +380,44 @@ enum LateSends {
                 default: []
             ].insert(report.sequence)
         }
-        try refold(
-            leaving.keys.sorted(), leaving: leaving, joining: [], influence: &influence,
+        let pairs = leaving.keys.sorted()
+        _ = try refold(
+            pairs, logged: pairs, leaving: leaving, joining: [], influence: &influence,
             changes: &changes, deltas: &deltas, on: connection)
     }
 
-    /// A push report as a fold of the raw log takes it: its pair, its place, what it says.
+    /// A push report as a fold of the raw log takes it: its pair, its place, what it says, and
+    /// the outcome stored with it (nil for a report joining the pair).
     struct Logged {
         let pair: IngestBatch.PairKey
         let sequence: Int
         let report: PushReport
+        var storedOutcome: ReportOutcome? = nil
     }
 
-    /// Folds `pairs` (of one app) from the raw log as `verify` folds them: their counted
-    /// reports without those in `leaving`, with `joining` at their place. Stores the fold over
-    /// each pair's row where they differ, and adds the change of contribution to `deltas`, of
-    /// times to `changes` (for conversions), and of influenced opens to `influence` (an
-    /// influence before the pair's arrival no longer holds).
+    /// Folds `pairs` (of one app) from the raw log as `verify` folds them: the counted reports
+    /// of those in `logged` (the others have none stored) without those in `leaving`, with
+    /// `joining` at their place. Stores the fold over each pair's row where they differ, and
+    /// adds the change of contribution to `deltas`, of times to `changes` (for conversions), and
+    /// of influenced opens to `influence` (an influence before the pair's arrival no longer
+    /// holds). A stored report whose outcome at its place is now another (a `duplicate_arrival`
+    /// whose first arrival left) gets it in the raw log; the joining reports' outcomes are
+    /// returned, by sequence.
     private static func refold(
-        _ pairs: [IngestBatch.PairKey], leaving: [IngestBatch.PairKey: Set<Int>],
+        _ pairs: [IngestBatch.PairKey], logged fromLog: [IngestBatch.PairKey],
+        leaving: [IngestBatch.PairKey: Set<Int>],
         joining: [Logged], influence: inout [IngestBatch.MessageKey: Int],
         changes: inout [IngestBatch.PairKey: IngestBatch.PairChange],
         deltas: inout [IngestBatch.MessageKey: Contribution], on connection: PostgresConnection
-    ) throws {
-        guard let appId = pairs.first?.appId else { return }
+    ) throws -> [Int: ReportOutcome] {
+        guard let appId = pairs.first?.appId else { return [:] }
         var logged = joining
         for row in try connection.query(
             """
             SELECT p.m AS pair_message, e.device_id, e.event_seq, e.category, e.action,
-                   e.app_active, e.source, e.event_time, e.platform, e.app_version, e.locale
-              FROM unnest(\(pairs.map(\.messageId))::text[], \(pairs.map(\.deviceId))::text[])
+                   e.app_active, e.source, e.event_time, e.platform, e.app_version, e.locale,
+                   e.outcome
+              FROM unnest(\(fromLog.map(\.messageId))::text[], \(fromLog.map(\.deviceId))::text[])
                    AS p(m, d)
               JOIN events e ON e.app_id = \(appId) AND e.device_id = p.d
                AND (e.message_id = p.m OR (e.message_id IS NULL AND e.attributed_message_id = p.m))
@@ -396,11 +431,30 @@ enum LateSends {
             guard leaving[pair]?.contains(sequence) != true,
                 let report = PushReport(ValidEvent(storedReport: row))
             else { continue }
-            logged.append(Logged(pair: pair, sequence: sequence, report: report))
+            logged.append(
+                Logged(
+                    pair: pair, sequence: sequence, report: report,
+                    storedOutcome: row.string("outcome").flatMap(ReportOutcome.init(rawValue:))))
         }
         var folded: [IngestBatch.PairKey: DeliveryState] = [:]
+        var placed: [Int: ReportOutcome] = [:]
+        var restated: [(device: String?, sequence: Int, outcome: String)] = []
         for entry in logged.sorted(by: { $0.sequence < $1.sequence }) {
-            folded[entry.pair, default: DeliveryState()].apply(entry.report)
+            let outcome = folded[entry.pair, default: DeliveryState()].apply(entry.report)
+            if entry.storedOutcome == nil {
+                placed[entry.sequence] = outcome
+            } else if entry.storedOutcome != outcome {
+                restated.append((entry.pair.deviceId, entry.sequence, outcome.rawValue))
+            }
+        }
+        if !restated.isEmpty {
+            _ = try connection.query(
+                """
+                UPDATE events e SET outcome = u.outcome
+                  FROM unnest(\(restated.map(\.device))::text[], \(restated.map(\.sequence))::bigint[],
+                              \(restated.map(\.outcome))::text[]) AS u(device_id, seq, outcome)
+                 WHERE e.app_id = \(appId) AND e.device_id = u.device_id AND e.event_seq = u.seq
+                """)
         }
         let stored = try connection.query(
             """
@@ -439,6 +493,7 @@ enum LateSends {
             influencedAt.append(influenced)
         }
         try rows.replace(influencedAt: influencedAt, on: connection)
+        return placed
     }
 }
 
