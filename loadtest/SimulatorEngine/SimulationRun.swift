@@ -14,8 +14,8 @@ public struct RunSummary: Sendable {
     public let verifyStatus: Int32?
     public let verifyOutput: String
     /// With `--late-registration-at` below 1: the devices done sending when the late sends
-    /// had all been registered (below the device count when the traffic was still running).
-    public var lateRegistrationDevicesDone: Int?
+    /// began to be registered (below the device count: the traffic was still running).
+    public var lateRegistrationStartedAt: Int?
 
     public var differences: [FieldCheck] { checks.filter { !$0.matches } }
 
@@ -110,12 +110,12 @@ public final class SimulationRun: Sendable {
             ? registerLateDuringTraffic(runner, scenario, port: port, credentials: credentials)
             : nil
         let traffic = runner.run()
-        var lateRegistrationDevicesDone: Int?
+        var lateRegistrationStartedAt: Int?
         var lateSeconds: [Double]
         var when = "after the traffic"
         if let lateRegistration {
             let done = try lateRegistration.wait()
-            lateRegistrationDevicesDone = done.devicesAtEnd
+            lateRegistrationStartedAt = done.devicesAtStart
             lateSeconds = done.seconds
             when =
                 "during the traffic (devices done: \(done.devicesAtStart) to \(done.devicesAtEnd) of \(scenario.config.devices))"
@@ -161,7 +161,7 @@ public final class SimulationRun: Sendable {
         let summary = RunSummary(
             scenario: scenario, traffic: traffic, checks: checks,
             responsesPerCollector: perCollector, verifyStatus: verifyStatus,
-            verifyOutput: verifyOutput, lateRegistrationDevicesDone: lateRegistrationDevicesDone)
+            verifyOutput: verifyOutput, lateRegistrationStartedAt: lateRegistrationStartedAt)
         output(SummaryPrinter.render(summary))
         return summary
     }
