@@ -422,6 +422,89 @@ struct LateSendTests {
         #expect(try scenario.unattributed() == [])
         try scenario.verifyIsClean()
     }
+
+    /// Devices erased before, between and after the parts of two matches (DESIGN.md section 8):
+    /// an erased device's id is in no table afterwards, the pair its reports left for a closer
+    /// send included; what it counted stays counted where it was when it was erased; verify is
+    /// clean.
+    @Test func devicesErasedAroundAMatchLeaveNoTrace() throws {
+        let scenario = Scenario()
+        let server = scenario.server
+        let now = Date()
+        try scenario.register("m-e1", "Erase", sentAt: now - 7200)
+        // Each device an arrival and a click: the even ones after m-e1 (it holds them), the odd
+        // ones before it (no send holds them).
+        let ids = (0..<8).map { "d\($0)-7a3c" }
+        for (index, id) in ids.enumerated() {
+            let at = index % 2 == 0 ? now - 60 : now - 7500
+            scenario.upload(Self.seed("push_arrival", "Erase", at: at), Self.device(id))
+            scenario.upload(Self.seed("push_click", "Erase", at: at + 10), Self.device(id))
+        }
+        #expect(try scenario.unattributed() == ["push_arrival 4", "push_click 4"])
+        // Registered late: m-e2 closer to the even devices' reports than m-e1, m-e0 before the
+        // odd ones'. Their matches are run a part (one device's two reports) at a time.
+        let app = server.app.appId
+        var matches: [LateSends.Match] = []
+        for (message, sentAt) in [("m-e2", now - 1800), ("m-e0", now - 7800)] {
+            _ = try server.db.query(
+                "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(app), 'late', \(message), 'Erase', \(sentAt), 4)"
+            )
+            let id = try server.count(
+                "INSERT INTO late_send_matches (app_id, title, sent_at) VALUES (\(app), 'Erase', \(sentAt)) RETURNING match_id::int AS n"
+            )
+            matches.append(LateSends.Match(id: id, appId: app, title: "Erase", sentAt: sentAt))
+        }
+        func part(_ match: LateSends.Match) throws -> Int? {
+            try LateSends.run(match, on: server.db, partSize: 2, budget: .zero)
+        }
+        func erase(_ index: Int, deliveries: Int) throws {
+            let response = try server.request(
+                "DELETE", "/api/v1/devices/\(ids[index])", token: scenario.admin)
+            #expect(
+                response.text
+                    == #"{"code":0,"deliveries":\#(deliveries),"events":2,"tokens":0}"# + "\n",
+                "device \(index)")
+        }
+        try erase(0, deliveries: 1)  // held by m-e1
+        #expect(try part(matches[0]) == 2)  // d2 moves to m-e2
+        try erase(2, deliveries: 1)  // moved: the m-e1 pair it left has gone
+        try erase(4, deliveries: 1)  // still m-e1's
+        #expect(try part(matches[0]) == 2)  // d6
+        #expect(try part(matches[0]) == 0)
+        try erase(1, deliveries: 0)  // unattributed: no pair
+        #expect(try part(matches[1]) == 2)  // d3
+        try erase(3, deliveries: 1)
+        #expect(try part(matches[1]) == 2)  // d5
+        #expect(try part(matches[1]) == 2)  // d7
+        #expect(try part(matches[1]) == 0)
+
+        for index in 0..<5 {
+            #expect(try PrivacyTests.columnsHolding(ids[index], on: server.db) == [], "\(index)")
+        }
+        let both = RollupCounters(delivered: 2, confirmed: 2, background: 2, opened: 2, clicks: 2)
+        #expect(try totals(server.db, message: "m-e1") == both)  // d0, d4
+        #expect(try totals(server.db, message: "m-e2") == both)  // d2, d6
+        #expect(
+            try totals(server.db, message: "m-e0")
+                == RollupCounters(delivered: 3, confirmed: 3, background: 3, opened: 3, clicks: 3))
+        #expect(try scenario.unattributed() == ["push_arrival 1", "push_click 1"])  // d1
+        #expect(
+            try scenario.outcomes() == [
+                "first_arrival m-e0", "first_click m-e0", "first_arrival m-e2", "first_click m-e2",
+                "first_arrival m-e0", "first_click m-e0",
+            ])
+        // A pair whose reports all left is not kept: d6's at m-e1.
+        #expect(
+            try server.db.query(
+                "SELECT message_id, device_id FROM deliveries ORDER BY device_id"
+            ).map { "\($0.string("message_id") ?? "") \($0.string("device_id") ?? "")" } == [
+                "m-e0 d5-7a3c", "m-e2 d6-7a3c", "m-e0 d7-7a3c",
+            ])
+        #expect(try server.count("SELECT count(*)::int AS n FROM late_send_matches") == 0)
+        let verify = try Verifier(connection: server.db).run()
+        #expect(verify.differences.isEmpty, "\(verify.differences)")
+        #expect(verify.erasures == 5)
+    }
 }
 
 extension LiveServer {

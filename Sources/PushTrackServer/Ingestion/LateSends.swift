@@ -402,7 +402,7 @@ enum LateSends {
     /// of influenced opens to `influence` (an influence before the pair's arrival no longer
     /// holds). A stored report whose outcome at its place is now another (a `duplicate_arrival`
     /// whose first arrival left) gets it in the raw log; the joining reports' outcomes are
-    /// returned, by sequence.
+    /// returned, by sequence. A pair left without reports is deleted.
     private static func refold(
         _ pairs: [IngestBatch.PairKey], logged fromLog: [IngestBatch.PairKey],
         leaving: [IngestBatch.PairKey: Set<Int>],
@@ -466,6 +466,7 @@ enum LateSends {
             """)
         var rows = DeliveryRows()
         var influencedAt: [Date?] = []
+        var emptied: [IngestBatch.PairKey] = []
         for row in stored {
             let pair = IngestBatch.PairKey(
                 appId: appId, messageId: row.string("message_id") ?? "",
@@ -489,10 +490,25 @@ enum LateSends {
             let counted = influenced != nil && state.firstClickAt == nil
             let wasCounted = wasInfluenced != nil && before.firstClickAt == nil
             if counted != wasCounted { influence[message, default: 0] += counted ? 1 : -1 }
-            rows.append(pair, state)
-            influencedAt.append(influenced)
+            if state == DeliveryState() {
+                emptied.append(pair)
+            } else {
+                rows.append(pair, state)
+                influencedAt.append(influenced)
+            }
         }
         try rows.replace(influencedAt: influencedAt, on: connection)
+        if !emptied.isEmpty {
+            // A pair exists while it holds a report: erasure finds a device's pairs from the
+            // messages its raw events name, so a pair left empty would keep the device's id.
+            _ = try connection.query(
+                """
+                DELETE FROM deliveries d
+                 USING unnest(\(emptied.map(\.messageId))::text[], \(emptied.map(\.deviceId))::text[])
+                       AS p(m, dv)
+                 WHERE d.app_id = \(appId) AND d.message_id = p.m AND d.device_id = p.dv
+                """)
+        }
         return placed
     }
 }

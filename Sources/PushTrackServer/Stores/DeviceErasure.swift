@@ -63,7 +63,8 @@ public enum DeviceErasure {
         // Idempotency keys: the raw log keeps each stored report's key, so the device's keys
         // are exactly those of its erased events (`k:`/`l:` keys spell the device id out).
         Table(name: "report_keys") { try $0.eraseReportKeys() },
-        // Delivery state, by key: the messages its events name, and the retired ones whose
+        // Delivery state, by key: the messages its events name (a pair exists while it holds
+        // a report: a late send's match deletes a pair it empties), and the retired ones whose
         // raw events retention dropped while their pairs stay.
         Table(name: "deliveries") { try $0.eraseDeliveries() },
         // Push tokens whose latest upload named the device, or whose value is its id.
