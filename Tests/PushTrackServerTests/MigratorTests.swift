@@ -271,4 +271,30 @@ struct CredentialsTests {
         #expect(TokenRole.admin.allows(.read))
         #expect(!TokenRole.read.allows(.admin))
     }
+
+    /// 018 deletes the pairs a late send's match left empty before it deleted them itself (their
+    /// rows kept an erased device's id), and no pair that holds a report, a dismissal alone too.
+    @Test func emptyPairsUpgradeDeletesOnlyPairsWithoutAReport() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        let all = try LiveServer.migrator().migrations
+        let before018 = all.filter { $0.version < 18 }
+        #expect(before018.count == 17)
+        _ = try Migrator(migrations: before018).migrate(db)
+        _ = try db.query(
+            """
+            INSERT INTO deliveries (app_id, message_id, device_id, first_arrival_at,
+                                    arrival_reports, first_click_at, clicks, dismissed_at, platform)
+            VALUES ('a', 'm1', 'emptied', NULL, 0, NULL, 0, NULL, 'ios'),
+                   ('a', 'm1', 'arrived', now(), 1, NULL, 0, NULL, 'ios'),
+                   ('a', 'm1', 'clicked', NULL, 0, now(), 1, NULL, NULL),
+                   ('a', 'm1', 'dismissed', NULL, 0, NULL, 0, now(), NULL)
+            """)
+        #expect(try Migrator(migrations: all).migrate(db) == ["018_empty_pairs"])
+        #expect(
+            try db.query("SELECT device_id FROM deliveries ORDER BY device_id").map {
+                $0.string("device_id") ?? ""
+            } == ["arrived", "clicked", "dismissed"])
+    }
 }
