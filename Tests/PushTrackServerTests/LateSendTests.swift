@@ -3,6 +3,7 @@ import HTTPClient
 import PostgresClient
 import PushTrackCore
 import PushTrackTesting
+import Synchronization
 import Testing
 
 @testable import PushTrackServer
@@ -60,6 +61,21 @@ struct LateSendTests {
             try server.db.query(
                 "SELECT outcome, attributed_message_id FROM events ORDER BY event_seq"
             ).map { "\($0.string("outcome") ?? "?") \($0.string("attributed_message_id") ?? "-")" }
+        }
+
+        /// A send registered the way the match sees it (its row and its queued match), to run
+        /// the match by hand.
+        func queueSend(_ message: String, _ title: String, sentAt: Date, sent: Int) throws
+            -> LateSends.Match
+        {
+            let app = server.app.appId
+            _ = try server.db.query(
+                "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(app), 'late', \(message), \(title), \(sentAt), \(sent))"
+            )
+            let id = try server.count(
+                "INSERT INTO late_send_matches (app_id, title, sent_at) VALUES (\(app), \(title), \(sentAt)) RETURNING match_id::int AS n"
+            )
+            return LateSends.Match(id: id, appId: app, title: title, sentAt: sentAt)
         }
 
         func verifyIsClean() throws {
@@ -291,14 +307,7 @@ struct LateSendTests {
         for index in 0..<5 {
             scenario.upload(Self.seed("push_arrival", "P"), Self.device("p\(index)"))
         }
-        let app = scenario.server.app.appId
-        _ = try scenario.server.db.query(
-            "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(app), 'late', 'm-p', 'P', \(now - 60), 5)"
-        )
-        let id = try scenario.server.count(
-            "INSERT INTO late_send_matches (app_id, title, sent_at) VALUES (\(app), 'P', \(now - 60)) RETURNING match_id::int AS n"
-        )
-        let match = LateSends.Match(id: id, appId: app, title: "P", sentAt: now - 60)
+        let match = try scenario.queueSend("m-p", "P", sentAt: now - 60, sent: 5)
         let db = scenario.server.db
         #expect(try LateSends.run(match, on: db, partSize: 2, budget: .zero) == 2)
         #expect(try scenario.server.count("SELECT count(*)::int AS n FROM late_send_matches") == 1)
@@ -423,47 +432,50 @@ struct LateSendTests {
         try scenario.verifyIsClean()
     }
 
-    /// Devices erased before, between and after the parts of two matches (DESIGN.md section 8):
-    /// an erased device's id is in no table afterwards, the pair its reports left for a closer
-    /// send included; what it counted stays counted where it was when it was erased; verify is
-    /// clean.
-    @Test func devicesErasedAroundAMatchLeaveNoTrace() throws {
+    /// Devices with an arrival and a click of title "Erase" each: the even ones after m-e1 (it
+    /// holds them), the odd ones before it (no send holds them); then two sends registered late,
+    /// their matches queued: m-e2, closer to the even devices' reports than m-e1, and m-e0,
+    /// before the odd ones'.
+    static func erasureScenario(devices: Int) throws -> (
+        scenario: Scenario, ids: [String], matches: [LateSends.Match]
+    ) {
         let scenario = Scenario()
-        let server = scenario.server
         let now = Date()
         try scenario.register("m-e1", "Erase", sentAt: now - 7200)
-        // Each device an arrival and a click: the even ones after m-e1 (it holds them), the odd
-        // ones before it (no send holds them).
-        let ids = (0..<8).map { "d\($0)-7a3c" }
+        let ids = (0..<devices).map { "d\($0)-7a3c" }
         for (index, id) in ids.enumerated() {
             let at = index % 2 == 0 ? now - 60 : now - 7500
             scenario.upload(Self.seed("push_arrival", "Erase", at: at), Self.device(id))
             scenario.upload(Self.seed("push_click", "Erase", at: at + 10), Self.device(id))
         }
-        #expect(try scenario.unattributed() == ["push_arrival 4", "push_click 4"])
-        // Registered late: m-e2 closer to the even devices' reports than m-e1, m-e0 before the
-        // odd ones'. Their matches are run a part (one device's two reports) at a time.
-        let app = server.app.appId
-        var matches: [LateSends.Match] = []
-        for (message, sentAt) in [("m-e2", now - 1800), ("m-e0", now - 7800)] {
-            _ = try server.db.query(
-                "INSERT INTO sends (app_id, campaign_id, message_id, title, sent_at, sent) VALUES (\(app), 'late', \(message), 'Erase', \(sentAt), 4)"
-            )
-            let id = try server.count(
-                "INSERT INTO late_send_matches (app_id, title, sent_at) VALUES (\(app), 'Erase', \(sentAt)) RETURNING match_id::int AS n"
-            )
-            matches.append(LateSends.Match(id: id, appId: app, title: "Erase", sentAt: sentAt))
+        let half = devices / 2
+        #expect(try scenario.unattributed() == ["push_arrival \(half)", "push_click \(half)"])
+        let matches = try [("m-e2", now - 1800), ("m-e0", now - 7800)].map {
+            try scenario.queueSend($0.0, "Erase", sentAt: $0.1, sent: half)
         }
+        return (scenario, ids, matches)
+    }
+
+    /// An erasure's answer for a device with two events and no token.
+    static func erased(deliveries: Int) -> String {
+        #"{"code":0,"deliveries":\#(deliveries),"events":2,"tokens":0}"# + "\n"
+    }
+
+    /// Devices erased before, between and after the parts of two matches (DESIGN.md section 8):
+    /// an erased device's id is in no table afterwards, the pair its reports left for a closer
+    /// send included; what it counted stays counted where it was when it was erased; verify is
+    /// clean.
+    @Test func devicesErasedAroundAMatchLeaveNoTrace() throws {
+        let (scenario, ids, matches) = try Self.erasureScenario(devices: 8)
+        let server = scenario.server
+        // Each part takes one device's two reports.
         func part(_ match: LateSends.Match) throws -> Int? {
             try LateSends.run(match, on: server.db, partSize: 2, budget: .zero)
         }
         func erase(_ index: Int, deliveries: Int) throws {
             let response = try server.request(
                 "DELETE", "/api/v1/devices/\(ids[index])", token: scenario.admin)
-            #expect(
-                response.text
-                    == #"{"code":0,"deliveries":\#(deliveries),"events":2,"tokens":0}"# + "\n",
-                "device \(index)")
+            #expect(response.text == Self.erased(deliveries: deliveries), "device \(index)")
         }
         try erase(0, deliveries: 1)  // held by m-e1
         #expect(try part(matches[0]) == 2)  // d2 moves to m-e2
@@ -504,6 +516,92 @@ struct LateSendTests {
         let verify = try Verifier(connection: server.db).run()
         #expect(verify.differences.isEmpty, "\(verify.differences)")
         #expect(verify.erasures == 5)
+    }
+
+    /// The same racing: both matches run a part at a time on a connection of their own while
+    /// half the devices are erased over HTTP. Whatever the order, every erased id is gone, each
+    /// device counts once (where it was when erased, else for its closest send), an erasure
+    /// that found no pair is one of an unattributed device, and verify is clean.
+    @Test func devicesErasedWhileMatchesRunLeaveNoTrace() throws {
+        let devices = 40
+        let (scenario, ids, matches) = try Self.erasureScenario(devices: devices)
+        let server = scenario.server
+        let url = server.databaseURL
+        let failures = Mutex<[String]>([])
+        let started = DispatchSemaphore(value: 0)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            defer { done.signal() }
+            do {
+                let connection = try PostgresConnection(url: url)
+                started.signal()
+                for match in matches {
+                    _ = try LateSends.run(match, on: connection, partSize: 2)
+                }
+            } catch {
+                started.signal()
+                failures.withLock { $0.append("\(error)") }
+            }
+        }
+        started.wait()
+        // Once the first part has moved a device, so that the erasures meet the parts.
+        while try server.count(
+            "SELECT count(*)::int AS n FROM events WHERE attributed_message_id = 'm-e2'") == 0
+        {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        let erased = ids.indices.filter { $0 % 4 < 2 }
+        var unattributedWhenErased = 0
+        for index in erased {
+            let response = try server.request(
+                "DELETE", "/api/v1/devices/\(ids[index])", token: scenario.admin)
+            if response.text == Self.erased(deliveries: 0) {
+                #expect(index % 2 == 1, "device \(index) had a pair")
+                unattributedWhenErased += 1
+            } else {
+                #expect(response.text == Self.erased(deliveries: 1), "device \(index)")
+            }
+        }
+        done.wait()
+        #expect(failures.withLock { $0 } == [])
+        #expect(try server.count("SELECT count(*)::int AS n FROM late_send_matches") == 0)
+
+        for index in erased {
+            #expect(try PrivacyTests.columnsHolding(ids[index], on: server.db) == [], "\(index)")
+        }
+        func delivered(_ message: String) throws -> Int {
+            let counters = try totals(server.db, message: message)
+            #expect(
+                [counters.confirmed, counters.background, counters.opened, counters.clicks]
+                    == Array(repeating: counters.delivered, count: 4), "\(message)")
+            return counters.delivered
+        }
+        let half = devices / 2
+        #expect(try delivered("m-e1") + delivered("m-e2") == half)
+        #expect(try delivered("m-e0") + unattributedWhenErased == half)
+        #expect(
+            try scenario.unattributed()
+                == (unattributedWhenErased == 0
+                    ? []
+                    : [
+                        "push_arrival \(unattributedWhenErased)",
+                        "push_click \(unattributedWhenErased)",
+                    ]))
+        let kept = ids.indices.filter { $0 % 4 >= 2 }
+        let closest = { (index: Int) in index % 2 == 0 ? "m-e2" : "m-e0" }
+        #expect(
+            try scenario.outcomes()
+                == kept.flatMap { ["first_arrival \(closest($0))", "first_click \(closest($0))"] })
+        #expect(
+            try server.db.query(
+                "SELECT message_id, device_id FROM deliveries ORDER BY device_id COLLATE \"C\""
+            ).map { "\($0.string("message_id") ?? "") \($0.string("device_id") ?? "")" }
+                == kept.map { "\(closest($0)) \(ids[$0])" }.sorted {
+                    $0.split(separator: " ")[1] < $1.split(separator: " ")[1]
+                })
+        let verify = try Verifier(connection: server.db).run()
+        #expect(verify.differences.isEmpty, "\(verify.differences)")
+        #expect(verify.erasures == erased.count)
     }
 }
 
