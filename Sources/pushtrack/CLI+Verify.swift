@@ -34,7 +34,8 @@ extension CLI {
             print("verify: OK (\(counts))")
             return 0
         }
-        print("verify: \(summary.differences.count) differences (\(counts))")
+        let count = summary.differences.count
+        print("verify: \(count) \(count == 1 ? "difference" : "differences") (\(counts))")
         return 1
     }
 }

@@ -304,6 +304,69 @@ struct DedupTests {
         #expect(result.status == 1)
         #expect(result.stdout.contains("verify: 2 differences"))
     }
+
+    /// A pair exists while a report holds it. A row that no report folds into is a difference even
+    /// when it counts nothing: it keeps a device id where an erasure, which finds a device's pairs
+    /// from its reports, cannot find it.
+    @Test func verifyFindsAPairThatNoReportHolds() throws {
+        let server = try LiveServer()
+        #expect(try server.upload("[\(report("push_arrival", "a1"))]").status == 200)
+        #expect(try Verifier(connection: server.db).run().differences.isEmpty)
+        _ = try server.db.query(
+            "INSERT INTO deliveries (app_id, message_id, device_id) VALUES (\(server.app.appId), 'msg', 'ghost')"
+        )
+        let differences = try Verifier(connection: server.db).run().differences
+        #expect(
+            differences.map(\.description) == [
+                "deliveries \(server.app.appId)/msg/ghost: expected no row, stored arrival - ×0, click - ×0, dismissed -, -/-/-"
+            ])
+        let result = try Binary.run(["verify"], databaseURL: server.databaseURL)
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("verify: 1 difference ("))
+    }
+
+    /// Each raw report keeps what it did to its pair; verify folds the raw log in its order and
+    /// names every report whose stored outcome is not the fold's.
+    @Test func verifyFindsATamperedOutcome() throws {
+        let server = try LiveServer()
+        let body = [
+            report("push_arrival", "a1", extra: extensionPath),
+            report("push_arrival", "a2", extra: foregroundPath),
+            report("push_click", "c1"),
+        ]
+        #expect(try server.upload("[\(body.joined(separator: ","))]").status == 200)
+        #expect(try Verifier(connection: server.db).run().differences.isEmpty)
+        let seq = try server.db.query(
+            "SELECT event_seq FROM events WHERE outcome = 'duplicate_arrival'"
+        ).first?.string("event_seq")
+        _ = try server.db.query(
+            "UPDATE events SET outcome = 'first_arrival' WHERE outcome = 'duplicate_arrival'")
+        let differences = try Verifier(connection: server.db).run().differences
+        #expect(
+            differences.map(\.description) == [
+                "events \(seq ?? "-") (\(server.app.appId)/msg/dev): expected duplicate_arrival, stored first_arrival"
+            ])
+    }
+
+    /// A key without its report would answer that report's retries as duplicates although it
+    /// was never stored; a report without its key would be stored again by a retry.
+    @Test func verifyFindsKeysAndReportsThatAreNotPaired() throws {
+        let server = try LiveServer()
+        let app = server.app.appId
+        let body = [report("push_arrival", "a1"), report("push_click", "c1")]
+        #expect(try server.upload("[\(body.joined(separator: ","))]").status == 200)
+        #expect(try Verifier(connection: server.db).run().differences.isEmpty)
+        _ = try server.db.query("DELETE FROM report_keys WHERE report_key = 'e:c1'")
+        _ = try server.db.query(
+            "INSERT INTO report_keys (app_id, report_key, first_seen) VALUES (\(app), 'e:lost', now())"
+        )
+        let differences = try Verifier(connection: server.db).run().differences
+        #expect(
+            differences.map(\.description) == [
+                "report_keys \(app)/e:c1: expected 1 report, its key, stored 1 report, no key",
+                "report_keys \(app)/e:lost: expected 1 report, its key, stored 0 reports, its key",
+            ])
+    }
 }
 
 /// A message's totals as stored: folded, plus the deltas not folded yet.
