@@ -46,10 +46,12 @@ extension CLI {
             synopsis: "verify [--max-differences N]",
             summary: "recompute the aggregates from the raw log; exit 1 on any difference",
             details: """
-                Recomputes the delivery state of every (message, device) pair and every rollup from
-                the raw event log, in one consistent snapshot, and prints each stored value that
-                differs. Messages some of whose raw events retention dropped (`pushtrack maintain`)
-                are not checked: their numbers no longer follow from the raw log that remains.
+                Recomputes the delivery state of every (message, device) pair, each raw report's
+                dedup outcome and every rollup from the raw event log, in one consistent snapshot,
+                and prints each stored value that differs, each pair row no report holds, and each
+                idempotency key not held by exactly one stored report. Messages some of whose raw
+                events retention dropped (`pushtrack maintain`) are not checked: their numbers no
+                longer follow from the raw log that remains.
                 Exit status 0 when everything matches, 1 when something differs.
                 """)
         static let maintain = Command(
