@@ -251,6 +251,27 @@ public final class PostgresConnection {
         return value
     }
 
+    /// ``transaction(pipelined:_:)``, run again from the start each time it loses to a
+    /// concurrent transaction (``PostgresError/isConcurrencyConflict``), at most `retries`
+    /// times; before each, a random pause from `pause` (seconds) times the attempt, so that the
+    /// two that met are unlikely to meet again. The last conflict is thrown.
+    public func transaction<T>(
+        retryingConflicts retries: Int, pause: ClosedRange<Double>,
+        _ body: (PostgresConnection) throws -> T
+    ) throws -> T {
+        var attempt = 0
+        while true {
+            do {
+                return try transaction(body)
+            } catch let error as PostgresError
+                where error.isConcurrencyConflict && attempt < retries
+            {
+                attempt += 1
+                Thread.sleep(forTimeInterval: Double.random(in: pause) * Double(attempt))
+            }
+        }
+    }
+
     /// In a pipelined ``transaction(pipelined:_:)``, leaves `query` to be sent with the
     /// `COMMIT`, in the order given: for a statement whose rows the body does not need. Its
     /// failure fails the commit. `prepared` as in ``queryPrepared(_:)`` against ``query(_:)``.

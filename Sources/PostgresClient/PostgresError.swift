@@ -44,6 +44,13 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
             || [.adminShutdown, .crashShutdown, .cannotConnectNow].contains(sqlState)
     }
 
+    /// Whether the transaction lost to a concurrent one: a serialization failure (40001) or a
+    /// deadlock (40P01). PostgreSQL rolled its work back; running it again from the start is
+    /// the answer its documentation gives ("Serialization Failure Handling").
+    public var isConcurrencyConflict: Bool {
+        sqlState == .serializationFailure || sqlState == .deadlockDetected
+    }
+
     public var description: String {
         var text = "PostgreSQL \(kind) error"
         if let sqlState { text += " \(sqlState)" }

@@ -171,6 +171,42 @@ import Testing
         #expect(try connection.query("SELECT count(*) AS n FROM ledger")[0].int("n") == 0)
     }
 
+    /// A transaction that loses to a concurrent one (the server's 40001 or 40P01) runs again
+    /// from the start, at most the retries given; the attempts before leave nothing; any other
+    /// error is thrown at once.
+    @Test func aConflictRunsTheTransactionAgainFromTheStart() throws {
+        let connection = try connect()
+        try connection.execute("CREATE TEMP TABLE ledger (n int)")
+        func raise(_ code: String) -> PostgresQuery {
+            "DO $$ BEGIN RAISE EXCEPTION 'lost' USING ERRCODE = '\(unescaped: code)'; END $$"
+        }
+        var attempts = 0
+        let value = try connection.transaction(retryingConflicts: 3, pause: 0...0.001) {
+            connection in
+            attempts += 1
+            _ = try connection.query("INSERT INTO ledger VALUES (\(attempts))")
+            if attempts < 3 { _ = try connection.query(raise(attempts == 1 ? "40001" : "40P01")) }
+            return "done"
+        }
+        #expect(value == "done")
+        #expect(attempts == 3)
+        #expect(try connection.query("SELECT n FROM ledger").map { $0.int("n") } == [3])
+
+        for (code, expected) in [("40P01", 3), ("22012", 1)] {
+            attempts = 0
+            let error = try #require(throws: PostgresError.self) {
+                try connection.transaction(retryingConflicts: 2, pause: 0...0.001) { connection in
+                    attempts += 1
+                    _ = try connection.query(raise(code))
+                }
+            }
+            #expect(error.sqlState?.rawValue == code)
+            #expect(error.isConcurrencyConflict == (code == "40P01"))
+            #expect(attempts == expected, "\(code)")
+        }
+        #expect(try connection.query("SELECT n FROM ledger").map { $0.int("n") } == [3])
+    }
+
     @Test func transactionsDoNotNest() throws {
         let connection = try connect()
         let error = try #require(throws: PostgresError.self) {

@@ -603,6 +603,69 @@ struct LateSendTests {
         #expect(verify.differences.isEmpty, "\(verify.differences)")
         #expect(verify.erasures == erased.count)
     }
+
+    /// A part that loses a deadlock is run again (as a writer's commit and an erasure are):
+    /// another transaction holds the pair d0's reports leave (m-e1's), the part locks those
+    /// reports and waits for the pair, then the other asks for d0's arrival. PostgreSQL aborts
+    /// the part, which waited first; it runs again once the other has committed, and counts
+    /// exactly. Without the retry the match fails with 40P01 (the failure CI met once in the
+    /// racing test above).
+    @Test func aPartThatLosesADeadlockRunsAgain() throws {
+        let (scenario, ids, matches) = try Self.erasureScenario(devices: 2)
+        let server = scenario.server
+        let other = try PostgresConnection(url: server.databaseURL)
+        try other.execute("BEGIN")
+        #expect(
+            try other.query(
+                "SELECT 1 FROM deliveries WHERE message_id = 'm-e1' AND device_id = \(ids[0]) FOR UPDATE"
+            ).count == 1)
+        let url = server.databaseURL
+        let pid = Mutex<Int>(0)
+        let result = Mutex<String>("")
+        let (started, done) = (DispatchSemaphore(value: 0), DispatchSemaphore(value: 0))
+        Thread.detachNewThread {
+            defer { done.signal() }
+            do {
+                let runner = try PostgresConnection(url: url)
+                let backend = try runner.query("SELECT pg_backend_pid() AS pid")[0].int("pid")
+                pid.withLock { $0 = backend ?? 0 }
+                started.signal()
+                let taken = try LateSends.run(matches[0], on: runner, partSize: 2, budget: .zero)
+                result.withLock { $0 = "attributed \(taken.map(String.init) ?? "nil")" }
+            } catch {
+                result.withLock { $0 = "\(error)" }
+                started.signal()
+            }
+        }
+        started.wait()
+        // The part has locked d0's reports and waits for the pair.
+        while try server.count(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = \(pid.withLock { $0 }) AND wait_event_type = 'Lock'"
+        ) == 0 {
+            Thread.sleep(forTimeInterval: 0.001)
+        }
+        // Waits until PostgreSQL has aborted the part (deadlock_timeout), then holds the report.
+        #expect(
+            try other.query(
+                "SELECT 1 FROM events WHERE device_id = \(ids[0]) AND category = 'push_arrival' FOR UPDATE"
+            ).count == 1)
+        try other.execute("COMMIT")
+        done.wait()
+        #expect(result.withLock { $0 } == "attributed 2")
+        #expect(try LateSends.run(matches[0], on: server.db) == 0)
+        #expect(try server.count("SELECT count(*)::int AS n FROM late_send_matches") == 1)  // m-e0's
+        #expect(
+            try scenario.outcomes() == [
+                "first_arrival m-e2", "first_click m-e2", "unattributed -", "unattributed -",
+            ])
+        let one = RollupCounters(delivered: 1, confirmed: 1, background: 1, opened: 1, clicks: 1)
+        #expect(try totals(server.db, message: "m-e2") == one)
+        #expect(try totals(server.db, message: "m-e1") == RollupCounters())
+        #expect(
+            try server.db.query("SELECT message_id FROM deliveries").map { $0.string(0) ?? "" }
+                == ["m-e2"])
+        try scenario.verifyIsClean()
+    }
 }
 
 extension LiveServer {

@@ -386,8 +386,7 @@ final class IngestWriter: Sendable {
                 preparations += 1
                 try ConversionDevices.prepare(needed.devices, on: connection)
             } catch let error as PostgresError
-                where attempt < 5
-                && (error.sqlState == .deadlockDetected || error.sqlState == .serializationFailure)
+                where attempt < 5 && error.isConcurrencyConflict
             {
                 attempt += 1
                 Thread.sleep(forTimeInterval: Double.random(in: 0.001...0.01) * Double(attempt))

@@ -105,14 +105,18 @@ enum LateSends {
     }
 
     /// Parts of a match, one transaction each, until none is left or `deadline` has passed;
-    /// returns the reports attributed.
+    /// returns the reports attributed. A part that loses a deadlock (an erasure or a writer
+    /// locks the same reports and pairs in another order: the part locks its reports, then
+    /// their pairs, then the other reports of the pairs they leave) is run again: it took
+    /// nothing, and it takes what still qualifies.
     private static func attribute(
         _ match: Match, until deadline: ContinuousClock.Instant, partSize: Int = partSize,
         on connection: PostgresConnection
     ) throws -> Int {
         var attributed = 0
         while true {
-            let part = try connection.transaction { connection in
+            let part = try connection.transaction(retryingConflicts: 10, pause: 0.005...0.02) {
+                connection in
                 try attribute(match, limit: partSize, on: connection)
             }
             attributed += part

@@ -84,23 +84,12 @@ public enum DeviceErasure {
     public static func erase(appId: String, deviceId: String, on connection: PostgresConnection)
         throws -> ErasureResult
     {
-        var attempt = 0
-        while true {
-            do {
-                return try connection.transaction { connection in
-                    _ = try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                    var erasure = Erasure(connection: connection, appId: appId, deviceId: deviceId)
-                    for table in tables { try table.erase(&erasure) }
-                    try erasure.record()
-                    return erasure.result
-                }
-            } catch let error as PostgresError
-                where attempt < 10
-                && (error.sqlState == .serializationFailure || error.sqlState == .deadlockDetected)
-            {
-                attempt += 1
-                Thread.sleep(forTimeInterval: Double.random(in: 0.005...0.02) * Double(attempt))
-            }
+        try connection.transaction(retryingConflicts: 10, pause: 0.005...0.02) { connection in
+            _ = try connection.query("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            var erasure = Erasure(connection: connection, appId: appId, deviceId: deviceId)
+            for table in tables { try table.erase(&erasure) }
+            try erasure.record()
+            return erasure.result
         }
     }
 
