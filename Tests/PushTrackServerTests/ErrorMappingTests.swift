@@ -129,7 +129,11 @@ import Testing
             PostgresError(kind: .connection, message: "server closed the connection"))
         let shutdown = Self.answer(
             PostgresError(kind: .query, sqlState: .adminShutdown, message: "terminating"))
-        for answer in [lookup, lost, shutdown] {
+        // Retryable statements: past --commit-timeout, a replica's conflict, a lost conflict.
+        let retryable = [SQLState.queryCanceled, .serializationFailure, .deadlockDetected].map {
+            Self.answer(PostgresError(kind: .query, sqlState: $0, message: "lost"))
+        }
+        for answer in [lookup, lost, shutdown] + retryable {
             #expect(answer.status == 503)
             #expect(
                 Self.body(answer)

@@ -14,7 +14,8 @@ extension APIError {
     /// ``ConversionError`` 404,
     /// ``ReportInputError`` 400, ``FieldErrors`` 422, ``DecodeError`` and ``JSONParseError``
     /// 400 or 413); an unreachable database (``DatabaseUnavailable``, a connection failure of
-    /// ``PostgresError``, an ``IngestFailure``) is 503 with `Retry-After: retryAfterSeconds`;
+    /// ``PostgresError``, an ``IngestFailure``) and a statement worth retrying (cancelled, or a
+    /// lost serialization or deadlock) are 503 with `Retry-After: retryAfterSeconds`;
     /// anything else is a bare 500 whose cause goes to the log only (``logged``).
     init(_ error: any Error, retryAfterSeconds: Int) {
         switch error {
@@ -37,8 +38,9 @@ extension APIError {
         case let error as PostgresError where error.isConnectionFailure:
             self = .databaseUnavailable(retryAfter: retryAfterSeconds, reason: "\(error)")
         case let error as PostgresError
-        where error.sqlState.map([SQLState.queryCanceled, .serializationFailure].contains) == true:
-            // Cancelled past --commit-timeout, or a replica's conflict with recovery: retryable.
+        where error.sqlState == .queryCanceled || error.isConcurrencyConflict:
+            // Cancelled past --commit-timeout, a replica's conflict with recovery, or a
+            // transaction that lost to another (a deadlock, past its own retries): retryable.
             self = .databaseUnavailable(retryAfter: retryAfterSeconds, reason: "\(error)")
         case let error as IngestFailure:
             switch error {
