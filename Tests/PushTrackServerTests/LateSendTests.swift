@@ -617,7 +617,11 @@ struct LateSendTests {
     @Test func aPartThatLosesADeadlockRunsAgain() throws {
         let (scenario, ids, matches) = try Self.erasureScenario(devices: 2)
         let server = scenario.server
+        // Which of the two PostgreSQL aborts: the first whose deadlock_timeout passes while the
+        // other waits too. The part's 1.5 s leaves the other that long to start waiting (on a
+        // loaded box); the other's minute keeps it from checking first.
         let other = try PostgresConnection(url: server.databaseURL)
+        try other.execute("SET deadlock_timeout = '1min'")
         try other.execute("BEGIN")
         #expect(
             try other.query(
@@ -631,6 +635,7 @@ struct LateSendTests {
             defer { done.signal() }
             do {
                 let runner = try PostgresConnection(url: url)
+                try runner.execute("SET deadlock_timeout = '1500ms'")
                 let backend = try runner.query("SELECT pg_backend_pid() AS pid")[0].int("pid")
                 pid.withLock { $0 = backend ?? 0 }
                 started.signal()
@@ -648,7 +653,7 @@ struct LateSendTests {
         ) == 0 {
             Thread.sleep(forTimeInterval: 0.001)
         }
-        // Waits until PostgreSQL has aborted the part (deadlock_timeout), then holds the report.
+        // Waits until PostgreSQL has aborted the part, then holds the report.
         #expect(
             try other.query(
                 "SELECT 1 FROM events WHERE device_id = \(ids[0]) AND category = 'push_arrival' FOR UPDATE"
