@@ -647,10 +647,12 @@ struct LateSendTests {
             }
         }
         started.wait()
-        // The part has locked d0's reports and waits for the pair.
-        while try server.count(
-            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = \(pid.withLock { $0 }) AND wait_event_type = 'Lock'"
-        ) == 0 {
+        // The part has locked d0's reports and waits for the pair (or it ended: no hang).
+        while result.withLock({ $0.isEmpty }),
+            try server.count(
+                "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid = \(pid.withLock { $0 }) AND wait_event_type = 'Lock'"
+            ) == 0
+        {
             Thread.sleep(forTimeInterval: 0.001)
         }
         // Waits until PostgreSQL has aborted the part, then holds the report.
