@@ -17,7 +17,7 @@ import Testing
         func write(_ events: String...) throws -> (settled: Set<String>, statements: Int) {
             let before = connection.statementsSent
             let written = try connection.transaction { connection in
-                try IngestBatch(jobs: [job(app, events)], knownMessages: known)
+                try IngestBatch(jobs: [ingestJob(app, events)], knownMessages: known)
                     .write(on: connection, now: Date())
             }
             known.insert(written.settledMessages)
@@ -45,13 +45,14 @@ import Testing
             pushEvent(messageId: "m2", deviceId: "d3", eventId: "e6"))
         #expect(result.settled == [])
         #expect(result.statements == withStatement - 1)
-        // As the writer runs it (pipelined), a batch of known messages makes five round trips:
-        // BEGIN with the key claim, the delivery merge, the COPY's two, the deltas with COMMIT.
+        // As the writer runs it (pipelined), a batch of known messages makes four round trips:
+        // BEGIN with the key claim and the delivery merge, the COPY's two, the deltas with
+        // COMMIT.
         let trips = connection.roundTrips
         _ = try connection.transaction(pipelined: true) { connection in
             try IngestBatch(
                 jobs: [
-                    job(
+                    ingestJob(
                         app,
                         [
                             pushEvent(messageId: "m1", deviceId: "d4", eventId: "e9"),
@@ -60,7 +61,7 @@ import Testing
                 ], knownMessages: known
             ).write(on: connection, now: Date())
         }
-        #expect(connection.roundTrips - trips == 5)
+        #expect(connection.roundTrips - trips == 4)
         // A registered message (a send) found in the statement's snapshot is settled, however
         // its events come; so is one that took a campaign in an earlier commit of another
         // writer (m5, not in this writer's cache).
@@ -92,7 +93,7 @@ import Testing
         // Used by this thread, then only by the committer thread.
         nonisolated(unsafe) let other = try PostgresConnection(url: server.databaseURL)
         try other.execute("BEGIN")
-        _ = try IngestBatch(jobs: [job(app, [pushEvent(messageId: "m4", eventId: "o1")])])
+        _ = try IngestBatch(jobs: [ingestJob(app, [pushEvent(messageId: "m4", eventId: "o1")])])
             .write(on: other, now: Date())
         let committer = Thread {
             Thread.sleep(forTimeInterval: 0.3)
@@ -104,7 +105,7 @@ import Testing
         let written = try connection.transaction { connection in
             try IngestBatch(
                 jobs: [
-                    job(
+                    ingestJob(
                         app,
                         [pushEvent(messageId: "m4", eventId: "h1", extra: #""campaignId":"c4""#)])
                 ], knownMessages: known
@@ -129,16 +130,5 @@ import Testing
         #expect(known.contains(IngestBatch.MessageKey(appId: "a", messageId: "m0")))
         known.removeAll()
         #expect(!known.contains(IngestBatch.MessageKey(appId: "a", messageId: "m0")))
-    }
-
-    /// A job of `events` (JSON objects) for `app`.
-    private func job(_ app: String, _ events: [String]) throws -> IngestJob {
-        let body = "[" + events.joined(separator: ",") + "]"
-        let decoded = try EventDecoder.decode(
-            Array(body.utf8), context: DeviceContext(), receivedAt: Date(), limits: IngestLimits())
-        #expect(decoded.events.count == events.count)
-        return IngestJob(
-            appId: app, receivedAt: Date(), events: decoded.events, bytes: body.utf8.count,
-            completion: { _ in })
     }
 }

@@ -132,6 +132,17 @@ func pushEvent(
     return "{" + fields.joined(separator: ",") + "}"
 }
 
+/// A writer's job of `events` (JSON objects) for `app`, decoded as a request's body would be.
+func ingestJob(_ app: String, _ events: [String]) throws -> IngestJob {
+    let body = "[" + events.joined(separator: ",") + "]"
+    let decoded = try EventDecoder.decode(
+        Array(body.utf8), context: DeviceContext(), receivedAt: Date(), limits: IngestLimits())
+    #expect(decoded.events.count == events.count)
+    return IngestJob(
+        appId: app, receivedAt: Date(), events: decoded.events, bytes: body.utf8.count,
+        completion: { _ in })
+}
+
 /// Text appended by one thread and read by another.
 final class LogBuffer: Sendable {
     let text = Mutex("")

@@ -36,6 +36,42 @@ extension IngestBatch {
         // apps may well number their messages alike.
     }
 
+    /// The batch's push reports by pair, with each pair's reports folded in Swift into one
+    /// partial state (``DeliveryRows``, in pair order) for the merge.
+    struct PairReports {
+        /// Positions in the batch's items of each pair's reports, in batch order.
+        var reports: [PairKey: [Int]] = [:]
+        var partial = DeliveryRows()
+
+        init(_ items: [Item]) {
+            reports.reserveCapacity(items.count)
+            for (index, item) in items.enumerated() {
+                guard item.report != nil, let messageId = item.messageId,
+                    let deviceId = item.event.deviceId
+                else { continue }
+                reports[
+                    PairKey(appId: item.appId, messageId: messageId, deviceId: deviceId),
+                    default: []
+                ].append(index)
+            }
+            for pair in reports.keys.sorted() {
+                var state = DeliveryState()
+                for index in reports[pair]! { state.apply(items[index].report!) }
+                partial.append(pair, state)
+            }
+        }
+
+        var isEmpty: Bool { reports.isEmpty }
+        var count: Int { reports.count }
+    }
+
+    /// Pairs already merged (by the key claim's statement), with the reports they were folded
+    /// from.
+    struct MergedPairs {
+        let reports: PairReports
+        let rows: [PostgresRow]
+    }
+
     /// Folds the batch's push reports into their pairs' delivery state and returns the change
     /// of the pairs' contributions, for the rollups.
     ///
@@ -44,7 +80,8 @@ extension IngestBatch {
     /// OR-ed, first dimensions kept). The upsert locks each row (in key order) and returns both
     /// the merged state and the state it merged into, so concurrent writers, in this process or
     /// another, apply their reports to a pair one after the other and the rollup deltas are
-    /// exactly those of a single sequential writer.
+    /// exactly those of a single sequential writer. With `merged`, that upsert has already run
+    /// (folded from these same items) and its rows are read.
     ///
     /// A pair that gets its first click while influenced (``markInfluenced(_:influence:on:)``)
     /// stops counting as an influenced open: `influence` gets −1 for its message. `changes` gets
@@ -52,36 +89,27 @@ extension IngestBatch {
     func applyDeliveries(
         _ items: inout [Item], influence: inout [MessageKey: Int],
         changes: inout [PairKey: PairChange], on connection: PostgresConnection,
-        now: Date
+        now: Date, merged: MergedPairs? = nil
     ) throws -> RollupDeltas {
-        var reportsByPair: [PairKey: [Int]] = [:]
-        reportsByPair.reserveCapacity(items.count)
-        for (index, item) in items.enumerated() {
-            guard item.report != nil, let messageId = item.messageId,
-                let deviceId = item.event.deviceId
-            else { continue }
-            reportsByPair[
-                PairKey(appId: item.appId, messageId: messageId, deviceId: deviceId), default: []
-            ].append(index)
+        let grouped = merged?.reports ?? PairReports(items)
+        guard !grouped.isEmpty else { return RollupDeltas([:]) }
+        let reportsByPair = grouped.reports
+        let rows: [PostgresRow]
+        if let merged {
+            rows = merged.rows
+        } else {
+            rows = Array(try grouped.partial.merge(on: connection, now: now, prepared: prepared))
         }
-        guard !reportsByPair.isEmpty else { return RollupDeltas([:]) }
-        let pairs = reportsByPair.keys.sorted()
-        var partial = DeliveryRows()
-        for pair in pairs {
-            var state = DeliveryState()
-            for index in reportsByPair[pair]! { state.apply(items[index].report!) }
-            partial.append(pair, state)
-        }
-        let rows = try partial.merge(on: connection, now: now, prepared: prepared)
-        guard rows.count == pairs.count else {
+        guard rows.count == grouped.count else {
             throw PushTrackError(
-                "delivery_rows_missing", "merged \(rows.count) of \(pairs.count) delivery rows")
+                "delivery_rows_missing", "merged \(rows.count) of \(grouped.count) delivery rows")
         }
         var deltas: [MessageKey: Contribution] = [:]
         deltas.reserveCapacity(rows.count)
+        // The claim's statement returns the merge's columns and one more.
         let columns =
-            rows.columns == DeliveryRows.mergedColumns
-            ? DeliveryRows.mergedPositions : MergedPositions(rows.columns)
+            rows[0].columns.starts(with: DeliveryRows.mergedColumns)
+            ? DeliveryRows.mergedPositions : MergedPositions(rows[0].columns)
         for row in rows {
             let pair = PairKey(
                 appId: row.string(columns.appId) ?? "",
@@ -267,34 +295,46 @@ struct DeliveryRows {
     /// alike) and returns, per pair, the merged state and the `prev_` state it merged into.
     func merge(on connection: PostgresConnection, now: Date, prepared: Bool) throws -> PostgresRows
     {
-        try connection.ingest(
-            prepared: prepared,
-            """
-            INSERT INTO deliveries AS d (app_id, message_id, device_id, \(unescaped: Self.columnList),
-                                         updated_at)
-            SELECT t.*, \(now) FROM unnest(\(appId)::text[], \(messageId)::text[], \(deviceId)::text[],
-                                         \(firstArrivalAt)::timestamptz[], \(arrivalReports)::int[],
-                                         \(foreground)::boolean[], \(extensionReport)::boolean[],
-                                         \(firstClickAt)::timestamptz[],
-                                         \(clicks)::int[], \(dismissedAt)::timestamptz[],
-                                         \(platform)::text[], \(appVersion)::text[],
-                                         \(locale)::text[]) AS t
-            ORDER BY 1, 2, 3
-            ON CONFLICT (app_id, message_id, device_id) DO UPDATE SET
-                \(unescaped: Self.savePrevious),
-                first_arrival_at = LEAST(d.first_arrival_at, excluded.first_arrival_at),
-                arrival_reports = d.arrival_reports + excluded.arrival_reports,
-                foreground = d.foreground OR excluded.foreground,
-                extension_report = d.extension_report OR excluded.extension_report,
-                first_click_at = LEAST(d.first_click_at, excluded.first_click_at),
-                clicks = d.clicks + excluded.clicks,
-                dismissed_at = LEAST(d.dismissed_at, excluded.dismissed_at),
-                platform = COALESCE(d.platform, excluded.platform),
-                app_version = COALESCE(d.app_version, excluded.app_version),
-                locale = COALESCE(d.locale, excluded.locale),
-                updated_at = excluded.updated_at
-            RETURNING \(unescaped: Self.mergedColumnList)
-            """)
+        try connection.ingest(prepared: prepared, mergeStatement(now: now))
+    }
+
+    /// The statement of ``merge(on:now:prepared:)``. The key claim's statement wraps it:
+    /// `prefix` goes before it (the claim, as a `WITH`), `condition` (a `WHERE` clause) decides
+    /// whether its rows go in at all, and `suffix` follows it. The merge's own text is written
+    /// here, not built and then copied into another statement: its parameters are most of a
+    /// batch's, and renumbering them cost the writer about 30,000 instructions per statement.
+    func mergeStatement(
+        now: Date, prefix: PostgresQuery = "", condition: PostgresQuery = "", suffix: String = ""
+    ) -> PostgresQuery {
+        """
+        \(prefix)
+        INSERT INTO deliveries AS d (app_id, message_id, device_id, \(unescaped: Self.columnList),
+                                     updated_at)
+        SELECT t.*, \(now) FROM unnest(\(appId)::text[], \(messageId)::text[], \(deviceId)::text[],
+                                     \(firstArrivalAt)::timestamptz[], \(arrivalReports)::int[],
+                                     \(foreground)::boolean[], \(extensionReport)::boolean[],
+                                     \(firstClickAt)::timestamptz[],
+                                     \(clicks)::int[], \(dismissedAt)::timestamptz[],
+                                     \(platform)::text[], \(appVersion)::text[],
+                                     \(locale)::text[]) AS t
+        \(condition)
+        ORDER BY 1, 2, 3
+        ON CONFLICT (app_id, message_id, device_id) DO UPDATE SET
+            \(unescaped: Self.savePrevious),
+            first_arrival_at = LEAST(d.first_arrival_at, excluded.first_arrival_at),
+            arrival_reports = d.arrival_reports + excluded.arrival_reports,
+            foreground = d.foreground OR excluded.foreground,
+            extension_report = d.extension_report OR excluded.extension_report,
+            first_click_at = LEAST(d.first_click_at, excluded.first_click_at),
+            clicks = d.clicks + excluded.clicks,
+            dismissed_at = LEAST(d.dismissed_at, excluded.dismissed_at),
+            platform = COALESCE(d.platform, excluded.platform),
+            app_version = COALESCE(d.app_version, excluded.app_version),
+            locale = COALESCE(d.locale, excluded.locale),
+            updated_at = excluded.updated_at
+        RETURNING \(unescaped: Self.mergedColumnList)
+        \(unescaped: suffix)
+        """
     }
 }
 

@@ -40,11 +40,13 @@ enum IngestFailure: Error, Sendable, Equatable {
 /// Steps, in this order in every transaction (so concurrent writers, in this process or
 /// another, take row locks in one global order and cannot deadlock; each step also sorts its
 /// keys):
-/// 1. claim the report keys: a key already claimed marks a retry, answered as a duplicate and
+/// 1. attribute legacy reports (no messageId) to a registered send by title;
+/// 2. register the messages seen (`messages`, for campaign attribution);
+/// 3. claim the report keys: a key already claimed marks a retry, answered as a duplicate and
 ///    not stored again;
-/// 2. attribute legacy reports (no messageId) to a registered send by title;
-/// 3. register the messages seen (`messages`, for campaign attribution);
-/// 4. lock and update each (message, device) pair's delivery state (`IngestBatch+Deliveries.swift`);
+/// 4. lock and update each (message, device) pair's delivery state (`IngestBatch+Deliveries.swift`),
+///    in the key claim's statement when every key was new, else in a statement of its own for
+///    the new reports;
 ///    then, only when the batch has `app_open` events, mark the pairs they influence
 ///    (`IngestBatch+Influence.swift`); then, only for apps that track conversions, lock the
 ///    devices' conversion rows and count or re-attribute their conversions
@@ -121,30 +123,51 @@ struct IngestBatch {
     /// Writes the batch inside the caller's transaction: each job's outcome and the messages it
     /// settled.
     func write(on connection: PostgresConnection, now: Date) throws -> Written {
-        let fresh = try claimReportKeys(on: connection, now: now)
         var outcomes = [IngestOutcome](repeating: IngestOutcome(), count: jobs.count)
-        var items: [Item] = []
-        var unclaimed = fresh
+        var candidates: [Item] = []
+        var keys = Set<KeyRef>(minimumCapacity: jobs.reduce(0) { $0 + $1.events.count })
         for (jobIndex, job) in jobs.enumerated() {
             for event in job.events {
+                // A key already in the batch: the same report twice, and only the first can be new.
                 if let key = event.reportKey,
-                    unclaimed.remove(KeyRef(appId: job.appId, key: key)) == nil
+                    !keys.insert(KeyRef(appId: job.appId, key: key)).inserted
                 {
                     outcomes[jobIndex].duplicates += 1
                     continue
                 }
-                outcomes[jobIndex].accepted += 1
-                items.append(
+                candidates.append(
                     Item(job: jobIndex, appId: job.appId, receivedAt: job.receivedAt, event: event))
             }
         }
-        guard !items.isEmpty else { return Written(outcomes: outcomes) }
-        try attributeLegacyReports(&items, on: connection)
-        let settled = try registerMessages(items, on: connection)
+        guard !candidates.isEmpty else { return Written(outcomes: outcomes) }
+        try attributeLegacyReports(&candidates, on: connection)
+        let settled = try registerMessages(candidates, on: connection)
+        // Small batches merge in the claim's statement (a round trip fewer); in a large one the
+        // round trip is nothing, and the two statements cost PostgreSQL less than one.
+        let pairs = prepared ? PairReports(candidates) : nil
+        let claim = try claimReportKeys(keys, merging: pairs, on: connection, now: now)
+        var items: [Item] = []
+        if claim.fresh.count == keys.count {
+            items = candidates
+        } else {
+            items.reserveCapacity(candidates.count)
+            for item in candidates {
+                if let key = item.event.reportKey,
+                    !claim.fresh.contains(KeyRef(appId: item.appId, key: key))
+                {
+                    outcomes[item.job].duplicates += 1
+                } else {
+                    items.append(item)
+                }
+            }
+        }
+        for item in items { outcomes[item.job].accepted += 1 }
+        guard !items.isEmpty else { return Written(outcomes: outcomes, settledMessages: settled) }
         var influence: [MessageKey: Int] = [:]
         var changes: [PairKey: PairChange] = [:]
         let deltas = try applyDeliveries(
-            &items, influence: &influence, changes: &changes, on: connection, now: now)
+            &items, influence: &influence, changes: &changes, on: connection, now: now,
+            merged: claim.merged)
         try markInfluenced(items, influence: &influence, on: connection)
         try applyConversions(&items, changes: changes, on: connection)
         var rows = EventRows()
@@ -156,35 +179,74 @@ struct IngestBatch {
         return Written(outcomes: outcomes, settledMessages: settled)
     }
 
-    /// Inserts every distinct report key of the batch; the ones that were new come back.
-    private func claimReportKeys(on connection: PostgresConnection, now: Date) throws -> Set<KeyRef>
-    {
-        var keys = Set<KeyRef>(minimumCapacity: jobs.reduce(0) { $0 + $1.events.count })
-        for job in jobs {
-            for event in job.events {
-                if let key = event.reportKey { keys.insert(KeyRef(appId: job.appId, key: key)) }
-            }
-        }
-        guard !keys.isEmpty else { return [] }
+    /// What ``claimReportKeys(_:merging:on:now:)`` did: the keys that were new, and the merged
+    /// pairs (nil when nothing was merged).
+    struct Claim {
+        var fresh: Set<KeyRef>
+        var merged: MergedPairs?
+    }
+
+    /// Inserts every report key of the batch, the new ones coming back. With `pairs`, the same
+    /// statement merges them into their stored delivery states when every key was new: the
+    /// rule, since a retry is rare, and one round trip and one statement per group commit fewer
+    /// than claiming before merging. When a key was not new, nothing is merged: its report must
+    /// not count, so the caller merges the reports whose keys were new on their own.
+    ///
+    /// The merge waits for the count of the claimed keys, so every key is claimed before any
+    /// pair is locked, the order every writer keeps (``IngestBatch``).
+    private func claimReportKeys(
+        _ keys: Set<KeyRef>, merging pairs: PairReports?, on connection: PostgresConnection,
+        now: Date
+    ) throws -> Claim {
+        guard !keys.isEmpty || pairs?.isEmpty == false else { return Claim(fresh: [], merged: nil) }
         let sorted = keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
         let apps = sorted.map { $0.appId }
         let reportKeys = sorted.map { $0.key }
-        let rows = try connection.ingest(
-            prepared: prepared,
-            """
+        let claim: PostgresQuery = """
             INSERT INTO report_keys (app_id, report_key, first_seen)
             SELECT a, k, \(now) FROM unnest(\(apps)::text[], \(reportKeys)::text[]) AS t(a, k)
             ORDER BY a, k
             ON CONFLICT DO NOTHING
             RETURNING app_id, report_key
-            """)
-        var fresh = Set<KeyRef>(minimumCapacity: rows.count)
-        for row in rows {
-            fresh.insert(
-                KeyRef(appId: row.string("app_id") ?? "", key: row.string("report_key") ?? ""))
+            """
+        guard let pairs else {
+            var fresh = Set<KeyRef>(minimumCapacity: sorted.count)
+            for row in try connection.ingest(prepared: prepared, claim) {
+                fresh.insert(KeyRef(appId: row.string(0) ?? "", key: row.string(1) ?? ""))
+            }
+            return Claim(fresh: fresh, merged: nil)
         }
-        return fresh
+        let rows = try connection.ingest(
+            prepared: prepared,
+            pairs.partial.mergeStatement(
+                now: now, prefix: "WITH claimed AS (\(claim)), merged AS (",
+                condition: "WHERE (SELECT count(*) FROM claimed) = \(sorted.count)",
+                suffix: Self.claimedSuffix))
+        var fresh = Set<KeyRef>(minimumCapacity: sorted.count)
+        var merged: [PostgresRow] = []
+        merged.reserveCapacity(pairs.count)
+        let appId = DeliveryRows.mergedPositions.appId
+        let keyColumn = DeliveryRows.mergedColumns.count
+        for row in rows {
+            if let key = row.string(keyColumn) {
+                fresh.insert(KeyRef(appId: row.string(appId) ?? "", key: key))
+            } else {
+                merged.append(row)
+            }
+        }
+        guard fresh.count == sorted.count else { return Claim(fresh: fresh, merged: nil) }
+        return Claim(fresh: fresh, merged: MergedPairs(reports: pairs, rows: merged))
     }
+
+    /// The end of the claim's statement: the merged pairs, then each claimed key as a row of
+    /// the merge's columns (its app, NULL for the rest) with the key last.
+    private static let claimedSuffix = """
+        )
+        SELECT *, NULL::text AS report_key FROM merged
+        UNION ALL
+        SELECT \((DeliveryRows.mergedColumns.map { $0 == "app_id" ? "app_id" : "NULL" } + ["report_key"]).joined(separator: ", "))
+          FROM claimed
+        """
 
     /// Legacy reports carry no messageId, only `label = "push_" + title`: they count for the
     /// registered send of that app with the same title whose send time is closest before the
