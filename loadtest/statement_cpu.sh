@@ -13,7 +13,7 @@
 # Environment: BATCH (1), DURATION (5), WRITERS (the server's --writers; unset: its default),
 # SETUP_SQL (SQL run once the server is up, before the warm-up: a setting or a storage
 # parameter to try), REPORT_SQL (a query run after the load, its result printed: the counters
-# of that trial), and events.lua's PT_MESSAGES and PT_DEVICES (the load's shape).
+# of that trial), and events.lua's PT_MESSAGES, PT_DEVICES and PT_CAMPAIGNS (the load's shape).
 # Figures, not a test: exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -20,6 +20,27 @@ extension PostgresConnection {
             .last!
     }
 
+    /// Runs `queries` in one round trip, with the pending `BEGIN` of a pipelined
+    /// ``transaction(pipelined:_:)`` when there is one, and returns each one's rows: for
+    /// statements that do not need each other's results. `prepared` as in ``queryPrepared(_:)``
+    /// against ``query(_:)``. Without named statements (a transaction pooler) they run one after
+    /// the other. Every query but the last must have a small result (see ``pipeline(_:)``).
+    public func queryPipelined(prepared: Bool, _ queries: [PostgresQuery]) throws(PostgresError)
+        -> [PostgresRows]
+    {
+        guard options.namedStatements, queries.count > 1 else {
+            var rows: [PostgresRows] = []
+            for query in queries {
+                rows.append(prepared ? try queryPrepared(query) : try self.query(query))
+            }
+            return rows
+        }
+        let statements = queries.map { PipelinedStatement(query: $0, prepared: prepared) }
+        guard beginPending else { return try pipeline(statements) }
+        beginPending = false
+        return Array(try pipeline([.plain("BEGIN")] + statements).dropFirst())
+    }
+
     /// Runs `statements` in one round trip: libpq's pipeline mode, one sync at the end. Those
     /// marked `prepared` are prepared once per session like ``queryPrepared(_:)`` (with named
     /// statements), the others sent unnamed like ``query(_:)``. Returns each one's rows. When one fails,

@@ -87,6 +87,25 @@ import Testing
         #expect(verify.differences.isEmpty, "\(verify.differences)")
     }
 
+    /// A message seen for the first time needs its `messages` row: that statement goes in the
+    /// claim's round trip, so the batch still makes four.
+    @Test func aNewMessageIsRegisteredInTheClaimsRoundTrip() throws {
+        let server = try LiveServer()
+        let connection = try PostgresConnection(url: server.databaseURL)
+        let written = try commit(
+            [event(device: "d1", id: "e1"), event("push_click", device: "d2", id: "e2")],
+            server: server, on: connection)
+        #expect(written.outcome == IngestOutcome(accepted: 2))
+        // BEGIN, messages, the claim with the merge, COPY, the deltas, COMMIT.
+        #expect(written.statements == 6)
+        #expect(written.roundTrips == 4)
+        #expect(known.contains(IngestBatch.MessageKey(appId: server.app.appId, messageId: "m1")))
+        let campaigns = try server.db.query("SELECT message_id, campaign_id FROM messages")
+        #expect(
+            campaigns.map { [$0.string("message_id"), $0.string("campaign_id")] } == [["m1", "c1"]])
+        #expect(try pairs(server).count == 2)
+    }
+
     /// A retry whose report is earlier than the stored one: merged, it would move the pair's
     /// arrival time and count a second arrival report.
     @Test func aRetryInTheBatchIsLeftOutOfTheMerge() throws {

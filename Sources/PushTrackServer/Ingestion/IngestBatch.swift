@@ -41,7 +41,8 @@ enum IngestFailure: Error, Sendable, Equatable {
 /// another, take row locks in one global order and cannot deadlock; each step also sorts its
 /// keys):
 /// 1. attribute legacy reports (no messageId) to a registered send by title;
-/// 2. register the messages seen (`messages`, for campaign attribution);
+/// 2. register the messages seen (`messages`, for campaign attribution), in the same round
+///    trip as step 3;
 /// 3. claim the report keys: a key already claimed marks a retry, answered as a duplicate and
 ///    not stored again;
 /// 4. lock and update each (message, device) pair's delivery state (`IngestBatch+Deliveries.swift`),
@@ -141,11 +142,12 @@ struct IngestBatch {
         }
         guard !candidates.isEmpty else { return Written(outcomes: outcomes) }
         try attributeLegacyReports(&candidates, on: connection)
-        let settled = try registerMessages(candidates, on: connection)
         // Small batches merge in the claim's statement (a round trip fewer); in a large one the
         // round trip is nothing, and the two statements cost PostgreSQL less than one.
         let pairs = prepared ? PairReports(candidates) : nil
-        let claim = try claimReportKeys(keys, merging: pairs, on: connection, now: now)
+        let claim = try claimReportKeys(
+            keys, merging: pairs, after: messageRegistration(candidates), on: connection, now: now)
+        let settled = claim.settled
         var items: [Item] = []
         if claim.fresh.count == keys.count {
             items = candidates
@@ -179,11 +181,12 @@ struct IngestBatch {
         return Written(outcomes: outcomes, settledMessages: settled)
     }
 
-    /// What ``claimReportKeys(_:merging:on:now:)`` did: the keys that were new, and the merged
-    /// pairs (nil when nothing was merged).
+    /// What ``claimReportKeys(_:merging:after:on:now:)`` did: the keys that were new, the merged
+    /// pairs (nil when nothing was merged), and the messages the registration settled.
     struct Claim {
-        var fresh: Set<KeyRef>
-        var merged: MergedPairs?
+        var fresh: Set<KeyRef> = []
+        var merged: MergedPairs? = nil
+        var settled: [MessageKey] = []
     }
 
     /// Inserts every report key of the batch, the new ones coming back. With `pairs`, the same
@@ -193,49 +196,62 @@ struct IngestBatch {
     /// not count, so the caller merges the reports whose keys were new on their own.
     ///
     /// The merge waits for the count of the claimed keys, so every key is claimed before any
-    /// pair is locked, the order every writer keeps (``IngestBatch``).
+    /// pair is locked, the order every writer keeps (``IngestBatch``). `registration`, the
+    /// batch's `messages` statement if it needs one, goes first in the same round trip.
     private func claimReportKeys(
-        _ keys: Set<KeyRef>, merging pairs: PairReports?, on connection: PostgresConnection,
-        now: Date
+        _ keys: Set<KeyRef>, merging pairs: PairReports?, after registration: PostgresQuery?,
+        on connection: PostgresConnection, now: Date
     ) throws -> Claim {
-        guard !keys.isEmpty || pairs?.isEmpty == false else { return Claim(fresh: [], merged: nil) }
+        var claim = Claim()
+        guard !keys.isEmpty || pairs?.isEmpty == false else {
+            if let registration {
+                claim.settled = Self.settledMessages(
+                    try connection.ingest(prepared: prepared, registration))
+            }
+            return claim
+        }
         let sorted = keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
         let apps = sorted.map { $0.appId }
         let reportKeys = sorted.map { $0.key }
-        let claim: PostgresQuery = """
+        let insert: PostgresQuery = """
             INSERT INTO report_keys (app_id, report_key, first_seen)
             SELECT a, k, \(now) FROM unnest(\(apps)::text[], \(reportKeys)::text[]) AS t(a, k)
             ORDER BY a, k
             ON CONFLICT DO NOTHING
             RETURNING app_id, report_key
             """
+        let statement =
+            pairs.map {
+                $0.partial.mergeStatement(
+                    now: now, prefix: "WITH claimed AS (\(insert)), merged AS (",
+                    condition: "WHERE (SELECT count(*) FROM claimed) = \(sorted.count)",
+                    suffix: Self.claimedSuffix)
+            } ?? insert
+        let results = try connection.queryPipelined(
+            prepared: prepared, (registration.map { [$0] } ?? []) + [statement])
+        if registration != nil { claim.settled = Self.settledMessages(results[0]) }
+        let rows = results[results.count - 1]
         guard let pairs else {
-            var fresh = Set<KeyRef>(minimumCapacity: sorted.count)
-            for row in try connection.ingest(prepared: prepared, claim) {
-                fresh.insert(KeyRef(appId: row.string(0) ?? "", key: row.string(1) ?? ""))
+            for row in rows {
+                claim.fresh.insert(KeyRef(appId: row.string(0) ?? "", key: row.string(1) ?? ""))
             }
-            return Claim(fresh: fresh, merged: nil)
+            return claim
         }
-        let rows = try connection.ingest(
-            prepared: prepared,
-            pairs.partial.mergeStatement(
-                now: now, prefix: "WITH claimed AS (\(claim)), merged AS (",
-                condition: "WHERE (SELECT count(*) FROM claimed) = \(sorted.count)",
-                suffix: Self.claimedSuffix))
-        var fresh = Set<KeyRef>(minimumCapacity: sorted.count)
         var merged: [PostgresRow] = []
         merged.reserveCapacity(pairs.count)
         let appId = DeliveryRows.mergedPositions.appId
         let keyColumn = DeliveryRows.mergedColumns.count
         for row in rows {
             if let key = row.string(keyColumn) {
-                fresh.insert(KeyRef(appId: row.string(appId) ?? "", key: key))
+                claim.fresh.insert(KeyRef(appId: row.string(appId) ?? "", key: key))
             } else {
                 merged.append(row)
             }
         }
-        guard fresh.count == sorted.count else { return Claim(fresh: fresh, merged: nil) }
-        return Claim(fresh: fresh, merged: MergedPairs(reports: pairs, rows: merged))
+        if claim.fresh.count == sorted.count {
+            claim.merged = MergedPairs(reports: pairs, rows: merged)
+        }
+        return claim
     }
 
     /// The end of the claim's statement: the merged pairs, then each claimed key as a row of
@@ -298,10 +314,10 @@ struct IngestBatch {
     /// carry, else its own id as the campaign. A message registered by the sender keeps the
     /// registered campaign; an unregistered one first seen without a campaign takes the first
     /// campaignId that arrives. Messages in ``knownMessages`` are left out, and no statement
-    /// runs when none remains. Returns the messages the statement settled.
-    private func registerMessages(_ items: [Item], on connection: PostgresConnection) throws
-        -> [MessageKey]
-    {
+    /// runs when none remains: this returns the statement, or nil. It goes with the key
+    /// claim (``claimReportKeys(_:merging:after:on:now:)``), and its rows name the messages it
+    /// settled (``settledMessages(_:)``).
+    private func messageRegistration(_ items: [Item]) -> PostgresQuery? {
         var campaigns: [KeyRef: String] = [:]
         for item in items {
             guard let messageId = item.messageId, item.attributedMessageId == nil else { continue }
@@ -315,12 +331,12 @@ struct IngestBatch {
         if let knownMessages {
             for key in knownMessages.known(campaigns.keys) { campaigns[key] = nil }
         }
-        guard !campaigns.isEmpty else { return [] }
+        guard !campaigns.isEmpty else { return nil }
         let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
         let apps = sorted.map { $0.appId }
         let messages = sorted.map { $0.key }
         let campaignIds = sorted.map { campaigns[$0]! }
-        // One round trip. DO NOTHING leaves existing rows unlocked (messages are hot rows,
+        // DO NOTHING leaves existing rows unlocked (messages are hot rows,
         // shared by every batch); the UPDATE locks only a row whose campaign it fixes. It does not
         // see the rows this statement inserts, which already carry their campaign.
         //
@@ -328,9 +344,7 @@ struct IngestBatch {
         // campaign of their own, given one by the update, or already registered or given one in
         // the statement's snapshot. A row another writer has inserted but not committed is in
         // none of these (the update does not see it either), so it is not taken as settled.
-        let rows = try connection.ingest(
-            prepared: prepared,
-            """
+        return """
             WITH t AS (
                 SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(campaignIds)::text[])
                     AS t(a, mid, c)),
@@ -351,10 +365,12 @@ struct IngestBatch {
             UNION ALL
             SELECT m.app_id, m.message_id FROM messages m JOIN t ON m.app_id = t.a AND m.message_id = t.mid
             WHERE m.registered OR m.campaign_id <> m.message_id
-            """)
-        return rows.map {
-            MessageKey(appId: $0.string(0) ?? "", messageId: $0.string(1) ?? "")
-        }
+            """
+    }
+
+    /// The messages the rows of a ``messageRegistration(_:)`` name as settled.
+    private static func settledMessages(_ rows: PostgresRows) -> [MessageKey] {
+        rows.map { MessageKey(appId: $0.string(0) ?? "", messageId: $0.string(1) ?? "") }
     }
 
     /// Counts legacy reports that matched no send, per app, day and category.
