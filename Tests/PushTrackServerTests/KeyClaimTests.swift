@@ -20,7 +20,7 @@ import Testing
             try IngestBatch(jobs: [ingestJob(server.app.appId, events)], knownMessages: known)
                 .write(on: connection, now: Date())
         }
-        known.insert(written.settledMessages)
+        known.insert(written.settledMessages, existing: written.registeredMessages)
         #expect(written.outcomes.count == 1)
         return (
             written.outcomes[0], connection.statementsSent - statements,

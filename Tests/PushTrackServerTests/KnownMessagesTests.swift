@@ -20,7 +20,7 @@ import Testing
                 try IngestBatch(jobs: [ingestJob(app, events)], knownMessages: known)
                     .write(on: connection, now: Date())
             }
-            known.insert(written.settledMessages)
+            known.insert(written.settledMessages, existing: written.registeredMessages)
             #expect(written.settledMessages.allSatisfy { $0.appId == app })
             return (
                 Set(written.settledMessages.map(\.messageId)), connection.statementsSent - before
@@ -82,6 +82,43 @@ import Testing
                 ["m1", "c1"], ["m2", "c1"], ["m3", "c3"], ["m5", "c5"],
             ])
         #expect(try Verifier(connection: server.db).run().differences.isEmpty)
+    }
+
+    /// A message without a campaign keeps its own id as the campaign and is never settled; but
+    /// once its row exists, a batch none of whose events gives it a campaign needs no
+    /// statement (the statement would change nothing), and one that gives it a campaign still
+    /// runs it.
+    @Test func anExistingRowWithoutACampaignCostsNoStatementUntilOneComes() throws {
+        let server = try LiveServer()
+        let app = server.app.appId
+        let known = KnownMessages()
+        let connection = try PostgresConnection(url: server.databaseURL)
+        func statements(_ events: String...) throws -> Int {
+            let before = connection.statementsSent
+            let written = try connection.transaction { connection in
+                try IngestBatch(jobs: [ingestJob(app, events)], knownMessages: known)
+                    .write(on: connection, now: Date())
+            }
+            known.insert(written.settledMessages, existing: written.registeredMessages)
+            return connection.statementsSent - before
+        }
+        let first = try statements(pushEvent(messageId: "m6", deviceId: "d1", eventId: "e1"))
+        let m6 = IngestBatch.MessageKey(appId: app, messageId: "m6")
+        #expect(!known.contains(m6))
+        #expect(
+            try statements(pushEvent(messageId: "m6", deviceId: "d2", eventId: "e2")) == first - 1)
+        #expect(
+            try statements(
+                pushEvent(
+                    messageId: "m6", deviceId: "d3", eventId: "e3", extra: #""campaignId":"c6""#))
+                == first)
+        #expect(known.contains(m6))
+        let campaign = try server.db.query(
+            "SELECT campaign_id FROM messages WHERE app_id = \(app) AND message_id = 'm6'")
+        #expect(campaign.map { $0.string("campaign_id") } == ["c6"])
+        // A writer that connects anew forgets both facts.
+        known.removeAll()
+        #expect(try statements(pushEvent(messageId: "m6", deviceId: "d4", eventId: "e4")) == first)
     }
 
     /// Another writer's uncommitted insert of m4 (without a campaign): this batch's insert waits

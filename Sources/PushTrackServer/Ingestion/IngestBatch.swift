@@ -114,15 +114,17 @@ struct IngestBatch {
         func hash(into hasher: inout Hasher) { hasher.combine(key) }
     }
 
-    /// What a batch wrote: each job's outcome, and the messages whose `messages` row it settled
-    /// (for ``KnownMessages``, once the transaction has committed).
+    /// What a batch wrote: each job's outcome, the messages whose `messages` row it settled, and
+    /// those whose row its statement made sure exists (for ``KnownMessages``, once the
+    /// transaction has committed).
     struct Written {
         var outcomes: [IngestOutcome]
         var settledMessages: [MessageKey] = []
+        var registeredMessages: [MessageKey] = []
     }
 
-    /// Writes the batch inside the caller's transaction: each job's outcome and the messages it
-    /// settled.
+    /// Writes the batch inside the caller's transaction: each job's outcome and what it learnt of
+    /// the messages' rows.
     func write(on connection: PostgresConnection, now: Date) throws -> Written {
         var outcomes = [IngestOutcome](repeating: IngestOutcome(), count: jobs.count)
         var candidates: [Item] = []
@@ -145,9 +147,14 @@ struct IngestBatch {
         // Small batches merge in the claim's statement (a round trip fewer); in a large one the
         // round trip is nothing, and the two statements cost PostgreSQL less than one.
         let pairs = prepared ? PairReports(candidates) : nil
+        let registration = messageRegistration(candidates)
         let claim = try claimReportKeys(
-            keys, merging: pairs, after: messageRegistration(candidates), on: connection, now: now)
-        let settled = claim.settled
+            keys, merging: pairs, after: registration?.statement, on: connection, now: now)
+        func written() -> Written {
+            Written(
+                outcomes: outcomes, settledMessages: claim.settled,
+                registeredMessages: registration?.messages ?? [])
+        }
         var items: [Item] = []
         if claim.fresh.count == keys.count {
             items = candidates
@@ -164,7 +171,7 @@ struct IngestBatch {
             }
         }
         for item in items { outcomes[item.job].accepted += 1 }
-        guard !items.isEmpty else { return Written(outcomes: outcomes, settledMessages: settled) }
+        guard !items.isEmpty else { return written() }
         var influence: [MessageKey: Int] = [:]
         var changes: [PairKey: PairChange] = [:]
         let deltas = try applyDeliveries(
@@ -178,7 +185,7 @@ struct IngestBatch {
         try countUnattributed(items, on: connection)
         try deltas.apply(on: connection, prepared: prepared)
         try applyInfluence(influence, on: connection)
-        return Written(outcomes: outcomes, settledMessages: settled)
+        return written()
     }
 
     /// What ``claimReportKeys(_:merging:after:on:now:)`` did: the keys that were new, the merged
@@ -313,11 +320,11 @@ struct IngestBatch {
     /// Makes a `messages` row for each message first seen here, in the campaign its events
     /// carry, else its own id as the campaign. A message registered by the sender keeps the
     /// registered campaign; an unregistered one first seen without a campaign takes the first
-    /// campaignId that arrives. Messages in ``knownMessages`` are left out, and no statement
+    /// campaignId that arrives. Messages that ``knownMessages`` says need none are left out, and no statement
     /// runs when none remains: this returns the statement, or nil. It goes with the key
     /// claim (``claimReportKeys(_:merging:after:on:now:)``), and its rows name the messages it
     /// settled (``settledMessages(_:)``).
-    private func messageRegistration(_ items: [Item]) -> PostgresQuery? {
+    private func messageRegistration(_ items: [Item]) -> Registration? {
         var campaigns: [KeyRef: String] = [:]
         for item in items {
             guard let messageId = item.messageId, item.attributedMessageId == nil else { continue }
@@ -329,7 +336,7 @@ struct IngestBatch {
             }
         }
         if let knownMessages {
-            for key in knownMessages.known(campaigns.keys) { campaigns[key] = nil }
+            for key in knownMessages.needless(campaigns) { campaigns[key] = nil }
         }
         guard !campaigns.isEmpty else { return nil }
         let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
@@ -344,7 +351,7 @@ struct IngestBatch {
         // campaign of their own, given one by the update, or already registered or given one in
         // the statement's snapshot. A row another writer has inserted but not committed is in
         // none of these (the update does not see it either), so it is not taken as settled.
-        return """
+        let statement: PostgresQuery = """
             WITH t AS (
                 SELECT * FROM unnest(\(apps)::text[], \(messages)::text[], \(campaignIds)::text[])
                     AS t(a, mid, c)),
@@ -366,6 +373,16 @@ struct IngestBatch {
             SELECT m.app_id, m.message_id FROM messages m JOIN t ON m.app_id = t.a AND m.message_id = t.mid
             WHERE m.registered OR m.campaign_id <> m.message_id
             """
+        return Registration(
+            statement: statement,
+            messages: sorted.map { MessageKey(appId: $0.appId, messageId: $0.key) })
+    }
+
+    /// A batch's `messages` statement and the messages it is for: once it has committed, their
+    /// rows exist.
+    struct Registration {
+        let statement: PostgresQuery
+        let messages: [MessageKey]
     }
 
     /// The messages the rows of a ``messageRegistration(_:)`` name as settled.

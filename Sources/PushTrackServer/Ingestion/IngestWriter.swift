@@ -380,7 +380,8 @@ final class IngestWriter: Sendable {
                         knownMessages: knownMessages)
                     return try batch.write(on: connection, now: Date())
                 }
-                knownMessages.insert(written.settledMessages)
+                knownMessages.insert(
+                    written.settledMessages, existing: written.registeredMessages)
                 return (written.outcomes, attempt)
             } catch let needed as IngestBatch.ConversionDevicesNeeded where preparations < 5 {
                 preparations += 1
