@@ -267,9 +267,11 @@ struct IngestBatch {
         )
         SELECT *, NULL::text AS report_key FROM merged
         UNION ALL
-        SELECT \((DeliveryRows.mergedColumns.map { $0 == "app_id" ? "app_id" : "NULL" } + ["report_key"]).joined(separator: ", "))
-          FROM claimed
+        SELECT \(claimedColumns) FROM claimed
         """
+    private static let claimedColumns =
+        (DeliveryRows.mergedColumns.map { $0 == "app_id" ? "app_id" : "NULL" } + ["report_key"])
+        .joined(separator: ", ")
 
     /// Legacy reports carry no messageId, only `label = "push_" + title`: they count for the
     /// registered send of that app with the same title whose send time is closest before the
@@ -320,10 +322,10 @@ struct IngestBatch {
     /// Makes a `messages` row for each message first seen here, in the campaign its events
     /// carry, else its own id as the campaign. A message registered by the sender keeps the
     /// registered campaign; an unregistered one first seen without a campaign takes the first
-    /// campaignId that arrives. Messages that ``knownMessages`` says need none are left out, and no statement
-    /// runs when none remains: this returns the statement, or nil. It goes with the key
-    /// claim (``claimReportKeys(_:merging:after:on:now:)``), and its rows name the messages it
-    /// settled (``settledMessages(_:)``).
+    /// campaignId that arrives. Messages that ``knownMessages`` says need none are left out,
+    /// and no statement runs when none remains: this returns the statement, or nil. It goes with
+    /// the key claim (``claimReportKeys(_:merging:after:on:now:)``), and its rows name the
+    /// messages it settled (``settledMessages(_:)``).
     private func messageRegistration(_ items: [Item]) -> Registration? {
         var campaigns: [KeyRef: String] = [:]
         for item in items {
