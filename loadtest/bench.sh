@@ -31,12 +31,10 @@ run_wrk 1 0 3 >/dev/null
 echo "bench: (a) single events, $CONNECTIONS connections, ${DURATION}s" >&2
 a=$(run_wrk 1 0 "$DURATION")
 a_rps=$(field "$a" rps)
-# Half of (a)'s rate: each connection pauses between requests so that together they offer
-# a_rps / 2.
-target=$(python3 -c "print($a_rps / 2)")
-half_delay=$(half_rate_delay "$a")
+# Half of (a)'s rate, offered on a fixed schedule whatever the latency.
+target=$(half_rate "$a")
 echo "bench: (h) single events paced to half of (a) ($target req/s), ${DURATION}s" >&2
-h=$(run_wrk 1 "$half_delay" "$DURATION")
+h=$(run_wrk 1 "$target" "$DURATION")
 echo "bench: (b) 50-event batches, $CONNECTIONS connections, ${DURATION}s" >&2
 b=$(run_wrk 50 0 "$DURATION")
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")

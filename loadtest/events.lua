@@ -2,14 +2,17 @@
 -- Environment: PT_KEY (write key), PT_BATCH (events per request, 1 = a single event object),
 -- PT_MESSAGES (distinct messageIds, 97; 1 = one message blasted to every device),
 -- PT_DEVICES (distinct deviceIds, 1000000; a few dozen make most reports update a stored pair),
--- PT_DELAY_MS (pause before each request, per connection: paces the offered rate; 0 = flat out),
+-- PT_RATE (requests/s offered by all connections together, 0 = flat out; wrk's threads, PT_THREADS
+-- (2), each send on a fixed schedule of PT_RATE / PT_THREADS: a steady offered rate whatever the
+-- latency, where a pause per connection offered more as the latency fell),
 -- PT_CAMPAIGNS=0 (no campaignId in the events: their messages' rows, unregistered, are never
 -- settled, so every group commit runs the `messages` statement),
 -- PT_STATUSES=1 (count responses by status, and 503/429 without Retry-After; costs a Lua call
 -- per response, so only the overload benchmark sets it).
 local key = os.getenv("PT_KEY")
 local batch = tonumber(os.getenv("PT_BATCH") or "1")
-local delay_ms = tonumber(os.getenv("PT_DELAY_MS") or "0")
+local rate = tonumber(os.getenv("PT_RATE") or "0")
+local interval_ms = rate > 0 and 1000 * tonumber(os.getenv("PT_THREADS") or "2") / rate or 0
 local messages = tonumber(os.getenv("PT_MESSAGES") or "97")
 local devices = tonumber(os.getenv("PT_DEVICES") or "1000000")
 local campaigns = os.getenv("PT_CAMPAIGNS") ~= "0"
@@ -62,8 +65,33 @@ function request()
    }, body)
 end
 
+-- The monotonic clock in milliseconds (wrk's Lua is LuaJIT, which reaches libc through ffi).
+local ffi = require("ffi")
+ffi.cdef [[
+typedef struct { long tv_sec; long tv_nsec; } pt_timespec;
+int clock_gettime(int clock_id, pt_timespec *tp);
+]]
+local timespec = ffi.new("pt_timespec")
+local function now_ms()
+   ffi.C.clock_gettime(1, timespec) -- CLOCK_MONOTONIC
+   return tonumber(timespec.tv_sec) * 1000 + tonumber(timespec.tv_nsec) / 1e6
+end
+
+-- Called before each request of this thread: the wait until its next slot on the schedule. A
+-- slot already past is taken now and the schedule restarts from there, so a slow stretch is not
+-- followed by a burst that makes up for it.
+local next_slot = 0
 function delay()
-   return delay_ms
+   if interval_ms == 0 then
+      return 0
+   end
+   local now = now_ms()
+   if next_slot < now then
+      next_slot = now
+   end
+   local wait = next_slot - now
+   next_slot = next_slot + interval_ms
+   return wait
 end
 
 statuses = {}

@@ -65,27 +65,17 @@ declare_conversion() {
 # under the command prefix in $pin (e.g. "taskset -c 0"), when a script sets one.
 
 # wrk with loadtest/events.lua against the server ($wrk_url, default the collector on
-# $http_port): $1 events per request, $2 ms pause per connection between requests, $3 seconds,
+# $http_port): $1 events per request, $2 requests/s offered (0: flat out), $3 seconds,
 # $CONNECTIONS (64) connections, write key $key; prints wrk's RESULT line.
 run_wrk() {
-    PT_KEY=$key PT_BATCH=$1 PT_DELAY_MS=$2 ${pin:-} wrk -t2 -c"${CONNECTIONS:-64}" -d"$3"s \
+    PT_KEY=$key PT_BATCH=$1 PT_RATE=$2 PT_THREADS=2 ${pin:-} wrk -t2 -c"${CONNECTIONS:-64}" -d"$3"s \
         --timeout 10s -s loadtest/events.lua "${wrk_url:-http://127.0.0.1:$http_port}" |
         grep '^RESULT'
 }
 # Field $2 of a RESULT line $1.
 field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
-# The pause per connection (ms) at which single-event requests offer half of the rate of the
-# RESULT line $1 (a flat-out run): a short calibration run measures what a request itself takes
-# at that load, and the pause is shortened by it. Progress on standard error.
-half_rate_delay() {
-    local target first calibration
-    target=$(python3 -c "print($(field "$1" rps) / 2)")
-    first=$(python3 -c "print(max(0, round(${CONNECTIONS:-64} * 1000 / $target)))")
-    calibration=$(run_wrk 1 "$first" 3)
-    python3 -c "
-cycle = ${CONNECTIONS:-64} * 1000 / $(field "$calibration" rps)
-print(max(0, round(${CONNECTIONS:-64} * 1000 / $target - (cycle - $first))))"
-}
+# Half the rate (requests/s) of the RESULT line $1 (a flat-out run), for run_wrk's $2.
+half_rate() { python3 -c "print(round($(field "$1" rps) / 2))"; }
 
 # Writes $2 rows shaped like the benchmark's events into the CSV file $1.
 events_csv() { python3 loadtest/events_csv.py "$2" >"$1" && chmod 644 "$1"; }

@@ -24,7 +24,7 @@ key=$(create_app overload writeKey)
 start_server
 
 flood() { # connections duration
-    PT_KEY=$key PT_BATCH=50 PT_DELAY_MS=0 PT_STATUSES=1 wrk -t2 -c"$1" -d"$2"s --timeout 10s \
+    PT_KEY=$key PT_BATCH=50 PT_STATUSES=1 wrk -t2 -c"$1" -d"$2"s --timeout 10s \
         -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep -E '^(RESULT|STATUSES)' | tr '\n' ' '
 }
 sample_rss() { # prints the highest VmRSS (kB) seen until the file $work/stop-sampling exists

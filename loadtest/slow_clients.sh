@@ -17,22 +17,22 @@ key=$(create_app slow writeKey)
 
 start_server
 
-# Single-event requests at 64 connections: $1 ms pause per connection, $2 seconds.
+# Single-event requests at 64 connections: $1 requests/s offered (0: flat out), $2 seconds.
 single() { run_wrk 1 "$1" "$2"; }
 
 echo "slow: measuring the maximum single-event rate" >&2
 max=$(single 0 5)
-# Each connection pauses so that together they offer half the maximum (as bench.sh paces (h)).
-delay=$(half_rate_delay "$max")
-echo "slow: (1) paced to half of $(field "$max" rps) req/s, no slow clients, ${DURATION}s" >&2
-base=$(single "$delay" "$DURATION")
+# Half the maximum, offered on a fixed schedule (as bench.sh paces (h)).
+half=$(half_rate "$max")
+echo "slow: (1) paced to $half req/s, half of $(field "$max" rps), no slow clients, ${DURATION}s" >&2
+base=$(single "$half" "$DURATION")
 echo "slow: (2) the same with $SLOW slow connections held open" >&2
 mkfifo "$work/hold"
 python3 loadtest/slow_clients.py 127.0.0.1 "$http_port" "$SLOW" <"$work/hold" >"$work/slow.out" &
 slow_pid=$!
 exec 3>"$work/hold"
 until grep -q opened "$work/slow.out" 2>/dev/null; do sleep 0.1; done
-with=$(single "$delay" "$DURATION")
+with=$(single "$half" "$DURATION")
 exec 3>&-
 wait "$slow_pid"
 cat "$work/slow.out"

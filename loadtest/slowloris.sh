@@ -55,17 +55,17 @@ PY
 # while slowhttptest opens $2 connections at $3 a second against $1; prints
 # "slowloris figures|maximum req/s|RESULT alone|RESULT beside".
 measure() {
-    local url=$1 count=$2 rate=$3 name=$4 max delay alone beside
+    local url=$1 count=$2 rate=$3 name=$4 max half alone beside
     echo "slowloris: ($name) maximum single-event rate through $wrk_url" >&2
     run_wrk 1 0 3 >/dev/null
     max=$(run_wrk 1 0 5)
-    delay=$(half_rate_delay "$max")
-    echo "slowloris: ($name) half of $(field "$max" rps) req/s for ${DURATION}s, alone" >&2
-    alone=$(run_wrk 1 "$delay" "$DURATION")
+    half=$(half_rate "$max")
+    echo "slowloris: ($name) $half req/s, half of $(field "$max" rps), for ${DURATION}s, alone" >&2
+    alone=$(run_wrk 1 "$half" "$DURATION")
     echo "slowloris: ($name) $count slow-header connections at $rate/s against $url" >&2
     start_slowloris "$url" "$count" "$rate" "$name"
     echo "slowloris: ($name) the same half rate for ${DURATION}s beside them" >&2
-    beside=$(run_wrk 1 "$delay" "$DURATION")
+    beside=$(run_wrk 1 "$half" "$DURATION")
     wait "$slow_pid" || true
     echo "$(slowloris_figures "$work/$name.csv")|$(field "$max" rps)|$alone|$beside"
 }
