@@ -1,6 +1,7 @@
 # Sourced by the benchmarks (and scripts/schemathesis.sh, scripts/dashboard-screenshots.sh): the
 # packages they need, a build and a fresh PostgreSQL of their own, removed on exit.
-# Reads: bench_name (folder prefix), build_configuration (release), deps_option (--bench).
+# Reads: bench_name (folder prefix), build_configuration (release), deps_option (--bench),
+# warm_wal (1: the WAL made ready as on a server that has run a while, below; 0: not).
 # Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), and server_pid for a server the
 # script starts (stopped on exit).
 # shellcheck shell=bash
@@ -30,6 +31,16 @@ scripts/pg.sh start "$work/pg" "$pg_port"
 export DATABASE_URL
 DATABASE_URL=$(scripts/pg.sh url "$pg_port")
 "$bin" migrate >/dev/null
+# A new cluster creates each 16 MB WAL segment as it fills the last one, writing it full of
+# zeros and syncing it, and every commit waits the ~90 ms that takes (at half of the single-event
+# maximum, one segment every 2-3 s: enough to set the p99). A server that has run a while reuses
+# old segments instead (README "Production: PostgreSQL settings"): the benchmarks measure that
+# steady state, so 1 GB of segments is made here (~5 s), and a checkpoint makes them ready ones
+# (min_wal_size, set by scripts/pg.sh, keeps them).
+if [[ ${warm_wal:-1} == 1 ]]; then
+    psql "$DATABASE_URL" -qtA -c "SELECT count(pg_switch_wal()) FROM (SELECT pg_logical_emit_message(false, 'warm', '') FROM generate_series(1, 64)) s" \
+        -c "CHECKPOINT" >/dev/null
+fi
 
 # Prints field $1 of the JSON object on standard input.
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }

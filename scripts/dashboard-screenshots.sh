@@ -27,7 +27,7 @@ if ! "$venv/bin/python" -c 'import websocket' 2>/dev/null; then
 fi
 
 # A release build and a throwaway PostgreSQL, removed on exit (the benchmarks' setup).
-bench_name=screenshots deps_option=""
+bench_name=screenshots deps_option="" warm_wal=0
 # shellcheck source=../loadtest/fresh.sh
 source loadtest/fresh.sh
 app=$("$bin" app create "Demo shop" --format json)

@@ -33,6 +33,7 @@ listen_addresses = '127.0.0.1'
 unix_socket_directories = '$dir'
 max_connections = 200
 shared_buffers = 256MB
+min_wal_size = 1GB
 logging_collector = off
 CONF
     fi

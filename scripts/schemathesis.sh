@@ -29,7 +29,7 @@ if [[ ! -x "$venv/bin/schemathesis" ]]; then
     "$venv/bin/pip" install --quiet schemathesis
 fi
 
-bench_name=schemathesis build_configuration=$CONFIGURATION deps_option=""
+bench_name=schemathesis build_configuration=$CONFIGURATION deps_option="" warm_wal=0
 # shellcheck source=../loadtest/fresh.sh
 source loadtest/fresh.sh
 app=$("$bin" app create schemathesis --format json)
