@@ -31,7 +31,6 @@ echo "bench: warming up" >&2
 run_wrk 1 0 3 >/dev/null
 echo "bench: (a) single events, $CONNECTIONS connections, ${DURATION}s" >&2
 a=$(run_wrk 1 0 "$DURATION")
-a_rps=$(field "$a" rps)
 # Half of (a)'s rate, offered on a fixed schedule whatever the latency.
 target=$(half_rate "$a")
 echo "bench: (h) single events paced to half of (a) ($target req/s), ${DURATION}s" >&2

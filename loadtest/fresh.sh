@@ -31,16 +31,18 @@ scripts/pg.sh start "$work/pg" "$pg_port"
 export DATABASE_URL
 DATABASE_URL=$(scripts/pg.sh url "$pg_port")
 "$bin" migrate >/dev/null
+# Writes $1 new WAL segments (16 MB each): a tiny record, then a switch to the next segment.
+wal_segments() {
+    psql "$DATABASE_URL" -qtAc "SELECT count(pg_switch_wal()) FROM (SELECT pg_logical_emit_message(false, 'warm', '') FROM generate_series(1, $1)) s" >/dev/null
+}
 # A new cluster creates each 16 MB WAL segment as it fills the last one, writing it full of
 # zeros and syncing it, and every commit waits the ~90 ms that takes (at half of the single-event
 # maximum, one segment every 2-3 s: enough to set the p99). A server that has run a while reuses
 # old segments instead (README "Production: PostgreSQL settings"): the benchmarks measure that
 # steady state, so 1 GB of segments is made here (~5 s), and a checkpoint makes them ready ones
-# (min_wal_size, set by scripts/pg.sh, keeps them).
-if [[ ${warm_wal:-1} == 1 ]]; then
-    psql "$DATABASE_URL" -qtA -c "SELECT count(pg_switch_wal()) FROM (SELECT pg_logical_emit_message(false, 'warm', '') FROM generate_series(1, 64)) s" \
-        -c "CHECKPOINT" >/dev/null
-fi
+# (min_wal_size, set by scripts/pg.sh, keeps them). loadtest/half_rate_latency.sh measures both.
+ready_wal_segments() { wal_segments 64 && psql "$DATABASE_URL" -qc CHECKPOINT; }
+if [[ ${warm_wal:-1} == 1 ]]; then ready_wal_segments; fi
 
 # Prints field $1 of the JSON object on standard input.
 json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; }
@@ -79,7 +81,8 @@ declare_conversion() {
 # $http_port): $1 events per request, $2 requests/s offered (0: flat out), $3 seconds,
 # $CONNECTIONS (64) connections, write key $key; prints wrk's RESULT line.
 run_wrk() {
-    PT_KEY=$key PT_BATCH=$1 PT_RATE=$2 PT_THREADS=2 ${pin:-} wrk -t2 -c"${CONNECTIONS:-64}" -d"$3"s \
+    local threads=2
+    PT_KEY=$key PT_BATCH=$1 PT_RATE=$2 PT_THREADS=$threads ${pin:-} wrk -t$threads -c"${CONNECTIONS:-64}" -d"$3"s \
         --timeout 10s -s loadtest/events.lua "${wrk_url:-http://127.0.0.1:$http_port}" |
         grep '^RESULT'
 }
