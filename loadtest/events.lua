@@ -1,4 +1,6 @@
--- wrk script: POST push events to the collector, with a unique eventId in every event.
+-- wrk script: POST push events to the collector, each with an eventId of its own: a random
+-- (version 4) UUID in lower case, as PushTrackClient makes them (DESIGN.md: "client-generated id
+-- (UUID)"), so that report keys land all over their index as the field's do, not in order.
 -- Environment: PT_KEY (write key), PT_BATCH (events per request, 1 = a single event object),
 -- PT_MESSAGES (distinct messageIds, 97; 1 = one message blasted to every device),
 -- PT_DEVICES (distinct deviceIds, 1000000; a few dozen make most reports update a stored pair),
@@ -17,7 +19,6 @@ local messages = tonumber(os.getenv("PT_MESSAGES") or "97")
 local devices = tonumber(os.getenv("PT_DEVICES") or "1000000")
 local campaigns = os.getenv("PT_CAMPAIGNS") ~= "0"
 local counter = 0
-local prefix = ""
 local threads = {}
 
 function setup(thread)
@@ -26,8 +27,21 @@ function setup(thread)
 end
 
 function init(args)
-   math.randomseed(os.time() + (tid or 0) * 7919)
-   prefix = string.format("%d-%d-%d", os.time(), tid or 0, math.random(1, 1e9))
+   -- Seeded from the kernel: threads and runs that start in the same second still draw
+   -- different ids (a repeated eventId would count as a retry, not a new report).
+   local urandom = assert(io.open("/dev/urandom", "rb"))
+   local bytes = urandom:read(6)
+   urandom:close()
+   local seed = 0
+   for i = 1, #bytes do seed = seed * 256 + bytes:byte(i) end
+   math.randomseed(seed)
+end
+
+-- A random version 4 UUID, e.g. 1b9d6bcd-bbfd-4b2d-9b5d-ab8dfbbd4bed.
+local function uuid()
+   local r = math.random
+   return string.format("%04x%04x-%04x-4%03x-%04x-%04x%04x%04x", r(0, 0xffff), r(0, 0xffff),
+      r(0, 0xffff), r(0, 0xfff), r(0x8000, 0xbfff), r(0, 0xffff), r(0, 0xffff), r(0, 0xffff))
 end
 
 local function event(n)
@@ -39,8 +53,8 @@ local function event(n)
    return string.format(
       '{"pageId":"push","category":"%s","action":"view","label":"push_Sale %d",' ..
       '"messageId":"m%d",%s"deviceId":"dev%d","appActive":%s,' ..
-      '"source":"extension","eventId":"%s-%d","timestamp":%d000}',
-      category, msg, msg, campaign, device, active, prefix, n, os.time())
+      '"source":"extension","eventId":"%s","timestamp":%d000}',
+      category, msg, msg, campaign, device, active, uuid(), os.time())
 end
 
 function request()
