@@ -1,5 +1,6 @@
 -- The rest of the stored state of loadtest/cost_curve.sh, after report_bench.sql has loaded the
--- benchmark campaign: 1,980 other messages (99 campaigns of 20) of :per_message deliveries each,
+-- benchmark campaign: in the load's app, 1,980 other messages (99 campaigns of 20) of
+-- :per_message deliveries each to the load's devices (dev1 .. dev1000000, loadtest/events.lua),
 -- one arrival report per delivery in the raw log, and a report key for every stored report.
 -- Only what ingestion's statements touch (raw log, keys, deliveries, messages): these messages
 -- have no aggregates, so `verify` is not meaningful on this database.
@@ -15,7 +16,9 @@ SELECT :'app', 'o' || i, 'other' || (i / 20), 'Other ' || i,
 
 INSERT INTO deliveries (app_id, message_id, device_id, first_arrival_at, arrival_reports, foreground,
                         clicks, platform, app_version, locale)
-SELECT :'app', 'o' || (g % 1980), 'o' || g,
+-- The device of delivery g: 1980 * 104729 and 10^6 share only 20, so a message's devices repeat
+-- only after 50,000 deliveries (per_message is at most that).
+SELECT :'app', 'o' || (g % 1980), 'dev' || (1 + g::bigint * 104729 % 1000000),
        :'t0'::timestamptz - ((g % 1980) % 500) * interval '1 hour' + (g % 3600) * interval '1 second',
        1, g % 3 = 0, 0, CASE WHEN g % 2 = 0 THEN 'ios' ELSE 'android' END, '3.' || (g % 5), 'en-US'
   FROM generate_series(1, 1980 * :per_message) g;
@@ -30,11 +33,13 @@ SELECT d.first_arrival_at, d.app_id, d.first_arrival_at, d.first_arrival_at, 'pu
   FROM deliveries d JOIN messages m USING (app_id, message_id)
  WHERE d.app_id = :'app' AND d.message_id LIKE 'o%';
 
--- A key per stored report, as the writers claim them (`e:` and the event's id).
+-- A key per report stored here and by report_bench.sql (the raw rows without an eventId: the
+-- load's have theirs), as the writers claim them: `e:` and the event's id, a UUID that looks
+-- random, as the load's eventIds are.
 INSERT INTO report_keys (app_id, report_key, first_seen)
 SELECT app_id, 'e:' || md5(message_id || '/' || device_id || '/' || category || '/' || event_time)::uuid,
        received_at
-  FROM events WHERE app_id = :'app'
+  FROM events WHERE event_id IS NULL
 ON CONFLICT DO NOTHING;
 
 VACUUM ANALYZE;
