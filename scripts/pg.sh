@@ -34,6 +34,8 @@ unix_socket_directories = '$dir'
 max_connections = 200
 shared_buffers = 256MB
 min_wal_size = 1GB
+max_wal_size = 16GB
+wal_compression = lz4
 logging_collector = off
 CONF
     fi
