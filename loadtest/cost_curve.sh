@@ -35,15 +35,23 @@ stored_app=$(create_app stored appId)
 token=$("$bin" token create --role read --format json | json_field token)
 
 # DURATION s of the load; prints the events stored per second (counted in the raw table, after
-# the writers have answered every request).
+# the writers have answered every request), then what PostgreSQL wrote meanwhile: full-page
+# images and bytes of WAL per event, and the checkpoints.
 ingest() {
     local before after
     PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
-    before=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
+    before=$(psql "$DATABASE_URL" -tA -F' ' -c "$written")
     PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
-    after=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
-    python3 -c "print(round(($after - $before) / $DURATION))"
+    after=$(psql "$DATABASE_URL" -tA -F' ' -c "$written")
+    python3 - "$before" "$after" "$DURATION" <<'PY'
+import sys
+(e0, f0, w0, c0), (e1, f1, w1, c1) = (map(int, a.split()) for a in sys.argv[1:3])
+events = e1 - e0
+print(round(events / int(sys.argv[3])), f"{(f1 - f0) / events:.2f}", (w1 - w0) // events, c1 - c0)
+PY
 }
+written="SELECT (SELECT count(*) FROM events), wal_fpi, wal_bytes::bigint,
+                (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) FROM pg_stat_wal"
 stop_server() {
     kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
     server_pid=""
@@ -51,7 +59,7 @@ stop_server() {
 
 start_server
 echo "cost: (1) ingestion into the empty database, ${DURATION}s of $BATCH-event requests" >&2
-empty_rate=$(ingest)
+read -r empty_rate empty_fpi empty_wal empty_checkpoints <<<"$(ingest)"
 stop_server
 
 echo "cost: (2) loading the stored state ($DELIVERIES + $((1980 * PER_MESSAGE)) deliveries)" >&2
@@ -66,16 +74,18 @@ state=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM events),
 
 start_server
 echo "cost: (3) the same ingestion on top of it" >&2
-stored_rate=$(ingest)
+read -r stored_rate stored_fpi stored_wal stored_checkpoints <<<"$(ingest)"
 
 echo "cost: (4) $REQUESTS campaign reports at $DELIVERIES deliveries" >&2
 wait_packed
 get_times /api/v1/reports/campaigns/bench "$work/report.txt"
 delivered=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/api/v1/reports/campaigns/bench" | json_field delivered)
 
-python3 - "$empty_rate" "$stored_rate" "$state" "$load_s" "$work/report.txt" "$delivered" <<'PY'
+python3 - "$empty_rate" "$stored_rate" "$state" "$load_s" "$work/report.txt" "$delivered" \
+    "$empty_fpi $empty_wal $empty_checkpoints" "$stored_fpi $stored_wal $stored_checkpoints" "$DURATION" <<'PY'
 import os, statistics, sys
 empty, stored = int(sys.argv[1]), int(sys.argv[2])
+wal = {"(1)": sys.argv[7].split(), "(3)": sys.argv[8].split()}
 events, keys, deliveries, messages, size = map(int, sys.argv[3].split())
 times = sorted(float(line) * 1000 for line in open(sys.argv[5]) if line.strip())
 median, p90 = statistics.median(times), times[int(len(times) * 0.9) - 1]
@@ -87,6 +97,9 @@ print()
 print(f"{'figure':52} {'value':>12}")
 print(f"{'(1) ingestion, empty database (events/s)':52} {empty:>12,}")
 print(f"{'(3) ingestion, with the stored state (events/s)':52} {stored:>12,}")
+for run, (fpi, wal_bytes, checkpoints) in wal.items():
+    print(f"{run + ' WAL per event: full-page images, bytes':52} {fpi:>6} {int(wal_bytes):>5,}")
+    print(f"{run + ' checkpoints in ' + sys.argv[9] + ' s':52} {int(checkpoints):>12}")
 print(f"{'(4) campaign report at ' + format(int(sys.argv[6]), ',') + ' delivered, median':52} {median:>10.2f}ms")
 print(f"{'(4) p90':52} {p90:>10.2f}ms")
 print()

@@ -2,8 +2,9 @@
 # packages they need, a build and a fresh PostgreSQL of their own, removed on exit.
 # Reads: bench_name (folder prefix), build_configuration (release), deps_option (--bench),
 # warm_wal (1: the WAL made ready as on a server that has run a while, below; 0: not), and from
-# the environment SHARED_BUFFERS (PostgreSQL's shared_buffers, e.g. 6GB; unset: scripts/pg.sh's
-# 256MB).
+# the environment PG_SETTINGS: PostgreSQL settings to use instead of scripts/pg.sh's, as
+# name=value words (e.g. "shared_buffers=6GB", or "max_wal_size=1GB wal_compression=off" for
+# PostgreSQL's defaults), set with ALTER SYSTEM and a restart before anything runs.
 # Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), and server_pid for a server the
 # script starts (stopped on exit).
 # shellcheck shell=bash
@@ -32,11 +33,15 @@ trap 'exit 130' INT TERM
 scripts/pg.sh start "$work/pg" "$pg_port"
 export DATABASE_URL
 DATABASE_URL=$(scripts/pg.sh url "$pg_port")
-if [[ -n ${SHARED_BUFFERS:-} ]]; then
-    psql "$DATABASE_URL" -qc "ALTER SYSTEM SET shared_buffers = '$SHARED_BUFFERS'"
+if [[ -n ${PG_SETTINGS:-} ]]; then
+    for setting in $PG_SETTINGS; do
+        psql "$DATABASE_URL" -qc "ALTER SYSTEM SET ${setting%%=*} = '${setting#*=}'"
+    done
     scripts/pg.sh stop "$work/pg" fast
     scripts/pg.sh start "$work/pg" "$pg_port"
-    echo "${bench_name:-bench}: shared_buffers $(psql "$DATABASE_URL" -tAc "SHOW shared_buffers")" >&2
+    for setting in $PG_SETTINGS; do
+        echo "${bench_name:-bench}: ${setting%%=*} $(psql "$DATABASE_URL" -tAc "SHOW ${setting%%=*}")" >&2
+    done
 fi
 "$bin" migrate >/dev/null
 # Writes $1 new WAL segments (16 MB each): a tiny record, then a switch to the next segment.
