@@ -34,10 +34,10 @@ SELECT d.first_arrival_at, d.app_id, d.first_arrival_at, d.first_arrival_at, 'pu
  WHERE d.app_id = :'app' AND d.message_id LIKE 'o%';
 
 -- A key per report stored here and by report_bench.sql (the raw rows without an eventId: the
--- load's have theirs), as the writers claim them: `e:` and the event's id, a UUID that looks
--- random, as the load's eventIds are.
-INSERT INTO report_keys (app_id, report_key, first_seen)
-SELECT app_id, 'e:' || md5(message_id || '/' || device_id || '/' || category || '/' || event_time)::uuid,
+-- load's have theirs), as the writers claim them: the 16-byte hash of `e:` and the event's id
+-- (sql/019), random as the hash of the load's eventIds is.
+INSERT INTO report_keys (app_id, key_hash, first_seen)
+SELECT app_id, md5(message_id || '/' || device_id || '/' || category || '/' || event_time)::uuid,
        received_at
   FROM events WHERE event_id IS NULL
 ON CONFLICT DO NOTHING;

@@ -115,7 +115,7 @@ copy_events() {
 pgbench_insert() {
     cat >"$work/insert.sql" <<'SQL'
 \set k random(1, 1000000000)
-INSERT INTO report_keys (app_id, report_key, first_seen) VALUES ('pgbench', 'k' || :k, now()) ON CONFLICT DO NOTHING;
+INSERT INTO report_keys (app_id, key_hash, first_seen) VALUES ('pgbench', md5('k' || :k)::uuid, now()) ON CONFLICT DO NOTHING;
 SQL
     ${pin:-} pgbench -n -c 8 -j 2 -T "$1" -f "$work/insert.sql" "$DATABASE_URL" 2>/dev/null |
         sed -n 's/^tps = \([0-9.]*\).*/\1/p'

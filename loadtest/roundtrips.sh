@@ -17,7 +17,7 @@ bench_name=roundtrips
 source loadtest/fresh.sh
 
 key='\set k random(1, 1000000000)'
-insert="INSERT INTO report_keys (app_id, report_key, first_seen) VALUES ('rt', 'k' || :k, now()) ON CONFLICT DO NOTHING;"
+insert="INSERT INTO report_keys (app_id, key_hash, first_seen) VALUES ('rt', md5('k' || :k)::uuid, now()) ON CONFLICT DO NOTHING;"
 printf '%s\n' "$key" "$insert" >"$work/rt1.sql"
 printf '%s\n' "$key" "BEGIN;" "$insert" "COMMIT;" >"$work/rt3.sql"
 printf '%s\n' "$key" "BEGIN;" "$insert" "SELECT 1;" "SELECT 1;" "SELECT 1;" "SELECT 1;" "SELECT 1;" \

@@ -9,7 +9,7 @@ import Foundation
 #endif
 
 /// An element of an array bound in PostgreSQL's binary format (``PostgresQuery``'s arrays of
-/// strings, integers, booleans and timestamps, and of optionals of them).
+/// strings, integers, booleans, timestamps and uuids, and of optionals of them).
 ///
 /// The ingestion writer binds arrays of these by the thousand (`unnest(\(ids)::text[], …)`).
 /// Bound as text, PostgreSQL scanned each literal for quotes and parsed every timestamp's

@@ -88,9 +88,9 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
             bind(.text(value?.postgresText))
         }
 
-        // Arrays of strings, integers, booleans and timestamps, bound as the next parameter in
-        // PostgreSQL's binary format (declared `text[]`, `bigint[]`, `boolean[]`,
-        // `timestamptz[]`). One overload per type rather than one generic: a generic called from
+        // Arrays of strings, integers, booleans, timestamps and uuids, bound as the next parameter
+        // in PostgreSQL's binary format (declared `text[]`, `bigint[]`, `boolean[]`,
+        // `timestamptz[]`, `uuid[]`). One overload per type rather than one generic: a generic called from
         // another module runs unspecialized, and looking up its array type cost more per array
         // than building the literal did.
 
@@ -102,6 +102,9 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
         public mutating func appendInterpolation(_ values: [Bool?]) { bind(.binaryArray(values)) }
         public mutating func appendInterpolation(_ values: [Date]) { bind(.binaryArray(values)) }
         public mutating func appendInterpolation(_ values: [Date?]) { bind(.binaryArray(values)) }
+        public mutating func appendInterpolation(_ values: [PostgresUUID]) {
+            bind(.binaryArray(values))
+        }
 
         /// A fragment: its SQL, with its parameters appended to these and renumbered.
         public mutating func appendInterpolation(_ fragment: PostgresQuery) {

@@ -88,7 +88,7 @@ struct MaintenanceTests {
         #expect(try server.count("SELECT count(*) AS n FROM \(identifier: oldPartition)") == 5)
         let keysBefore = try server.count("SELECT count(*) AS n FROM report_keys")
         let oldKeys = try server.count(
-            "SELECT count(*) AS n FROM report_keys k JOIN events e ON e.app_id = k.app_id AND e.report_key = k.report_key WHERE e.received_at < now() - interval '90 days'"
+            "SELECT count(*) AS n FROM report_keys k JOIN events e ON e.app_id = k.app_id AND pushtrack_report_key_hash(e.report_key) = k.key_hash WHERE e.received_at < now() - interval '90 days'"
         )
         #expect(oldKeys == 5)
         let before = try Self.reports(db)

@@ -23,6 +23,32 @@ struct MigratorTests {
                 == migrator.migrations.count)
     }
 
+    /// 019 replaces each stored report key by its hash: a retry of a report stored before the
+    /// upgrade must find its key, so the migrated hash is the one the writers compute.
+    @Test func reportKeysUpgradeToTheHashesTheWritersClaim() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        let all = try LiveServer.migrator().migrations
+        _ = try Migrator(migrations: all.filter { $0.version < 19 }).migrate(db)
+        let keys = [
+            "e:0b1e5a2c-8f3d-4c1e-9a7b-2d4f6e8a0c1b", "e:lost",
+            "k:m1\u{1F}dev-1\u{1F}push_arrival\u{1F}1764800000000",
+            "l:push_Grüße 🎉\u{1F}dev-1\u{1F}push_click\u{1F}1764800000000",
+        ]
+        _ = try db.query(
+            """
+            INSERT INTO report_keys (app_id, report_key, first_seen)
+            SELECT 'a', k, now() FROM unnest(\(keys)::text[]) k
+            """)
+        #expect(try Migrator(migrations: all).migrate(db) == all.filter { $0.version >= 19 }.map(\.name))
+        let stored = try db.query("SELECT app_id, key_hash::text AS h FROM report_keys ORDER BY 2")
+        #expect(stored.map { $0.string("app_id") ?? "" } == ["a", "a", "a", "a"])
+        #expect(
+            stored.map { $0.string("h") ?? "" }
+                == keys.map { ReportKeyHash.of($0) }.sorted().map(\.description))
+    }
+
     /// 007 changes how rollups are written (appended, folded later) on a database that has
     /// data from 006's triggers, some of it not folded yet: every aggregate must agree after it.
     @Test func rollupDeltasUpgradeKeepsEveryAggregate() throws {
@@ -291,7 +317,9 @@ struct CredentialsTests {
                    ('a', 'm1', 'clicked', NULL, 0, now(), 1, NULL, NULL),
                    ('a', 'm1', 'dismissed', NULL, 0, NULL, 0, now(), NULL)
             """)
-        #expect(try Migrator(migrations: all).migrate(db) == ["018_empty_pairs"])
+        #expect(
+            try Migrator(migrations: all.filter { $0.version <= 18 }).migrate(db)
+                == ["018_empty_pairs"])
         #expect(
             try db.query("SELECT device_id FROM deliveries ORDER BY device_id").map {
                 $0.string("device_id") ?? ""

@@ -94,12 +94,18 @@ struct IngestBatch {
         var outcome: ReportOutcome
         /// What it says about its pair; `nil` for a generic event. Derived once, here.
         let report: PushReport?
+        /// Its report key as `report_keys` holds it; nil without a key.
+        let claimKey: ClaimKey?
 
-        init(job: Int, appId: String, receivedAt: Date, event: ValidEvent) {
+        init(
+            job: Int, appId: String, receivedAt: Date, event: ValidEvent,
+            claimKey: ClaimKey? = nil
+        ) {
             self.job = job
             self.appId = appId
             self.receivedAt = receivedAt
             self.event = event
+            self.claimKey = claimKey
             report = PushReport(event)
             messageId = report == nil ? nil : event.messageId
             outcome = report == nil ? .generic : .unattributed
@@ -112,6 +118,15 @@ struct IngestBatch {
 
         /// Without the app, as ``PairKey``'s: a batch's keys nearly all share one.
         func hash(into hasher: inout Hasher) { hasher.combine(key) }
+    }
+
+    /// A report key in `report_keys`: its app and the key's hash (``ReportKeyHash``).
+    struct ClaimKey: Hashable {
+        let appId: String
+        let hash: PostgresUUID
+
+        /// Without the app, as ``KeyRef``'s: a batch's keys nearly all share one.
+        func hash(into hasher: inout Hasher) { hasher.combine(hash.low) }
     }
 
     /// What a batch wrote: each job's outcome, the messages whose `messages` row it settled, and
@@ -128,18 +143,21 @@ struct IngestBatch {
     func write(on connection: PostgresConnection, now: Date) throws -> Written {
         var outcomes = [IngestOutcome](repeating: IngestOutcome(), count: jobs.count)
         var candidates: [Item] = []
-        var keys = Set<KeyRef>(minimumCapacity: jobs.reduce(0) { $0 + $1.events.count })
+        var keys = Set<ClaimKey>(minimumCapacity: jobs.reduce(0) { $0 + $1.events.count })
         for (jobIndex, job) in jobs.enumerated() {
             for event in job.events {
+                let claimKey = event.reportKey.map {
+                    ClaimKey(appId: job.appId, hash: ReportKeyHash.of($0))
+                }
                 // A key already in the batch: the same report twice, and only the first can be new.
-                if let key = event.reportKey,
-                    !keys.insert(KeyRef(appId: job.appId, key: key)).inserted
-                {
+                if let claimKey, !keys.insert(claimKey).inserted {
                     outcomes[jobIndex].duplicates += 1
                     continue
                 }
                 candidates.append(
-                    Item(job: jobIndex, appId: job.appId, receivedAt: job.receivedAt, event: event))
+                    Item(
+                        job: jobIndex, appId: job.appId, receivedAt: job.receivedAt, event: event,
+                        claimKey: claimKey))
             }
         }
         guard !candidates.isEmpty else { return Written(outcomes: outcomes) }
@@ -161,9 +179,7 @@ struct IngestBatch {
         } else {
             items.reserveCapacity(candidates.count)
             for item in candidates {
-                if let key = item.event.reportKey,
-                    !claim.fresh.contains(KeyRef(appId: item.appId, key: key))
-                {
+                if let key = item.claimKey, !claim.fresh.contains(key) {
                     outcomes[item.job].duplicates += 1
                 } else {
                     items.append(item)
@@ -191,7 +207,7 @@ struct IngestBatch {
     /// What ``claimReportKeys(_:merging:after:on:now:)`` did: the keys that were new, the merged
     /// pairs (nil when nothing was merged), and the messages the registration settled.
     struct Claim {
-        var fresh: Set<KeyRef> = []
+        var fresh: Set<ClaimKey> = []
         var merged: MergedPairs? = nil
         var settled: [MessageKey] = []
     }
@@ -206,7 +222,7 @@ struct IngestBatch {
     /// pair is locked, the order every writer keeps (``IngestBatch``). `registration`, the
     /// batch's `messages` statement if it needs one, goes first in the same round trip.
     private func claimReportKeys(
-        _ keys: Set<KeyRef>, merging pairs: PairReports?, after registration: PostgresQuery?,
+        _ keys: Set<ClaimKey>, merging pairs: PairReports?, after registration: PostgresQuery?,
         on connection: PostgresConnection, now: Date
     ) throws -> Claim {
         var claim = Claim()
@@ -217,15 +233,15 @@ struct IngestBatch {
             }
             return claim
         }
-        let sorted = keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
+        let sorted = keys.sorted { ($0.appId, $0.hash) < ($1.appId, $1.hash) }
         let apps = sorted.map { $0.appId }
-        let reportKeys = sorted.map { $0.key }
+        let hashes = sorted.map { $0.hash }
         let insert: PostgresQuery = """
-            INSERT INTO report_keys (app_id, report_key, first_seen)
-            SELECT a, k, \(now) FROM unnest(\(apps)::text[], \(reportKeys)::text[]) AS t(a, k)
+            INSERT INTO report_keys (app_id, key_hash, first_seen)
+            SELECT a, k, \(now) FROM unnest(\(apps)::text[], \(hashes)::uuid[]) AS t(a, k)
             ORDER BY a, k
             ON CONFLICT DO NOTHING
-            RETURNING app_id, report_key
+            RETURNING app_id, key_hash
             """
         let statement =
             pairs.map {
@@ -240,7 +256,7 @@ struct IngestBatch {
         let rows = results[results.count - 1]
         guard let pairs else {
             for row in rows {
-                claim.fresh.insert(KeyRef(appId: row.string(0) ?? "", key: row.string(1) ?? ""))
+                claim.fresh.insert(try Self.claimKey(app: row.string(0), hash: row.string(1)))
             }
             return claim
         }
@@ -249,8 +265,8 @@ struct IngestBatch {
         let appId = DeliveryRows.mergedPositions.appId
         let keyColumn = DeliveryRows.mergedColumns.count
         for row in rows {
-            if let key = row.string(keyColumn) {
-                claim.fresh.insert(KeyRef(appId: row.string(appId) ?? "", key: key))
+            if let hash = row.string(keyColumn) {
+                claim.fresh.insert(try Self.claimKey(app: row.string(appId), hash: hash))
             } else {
                 merged.append(row)
             }
@@ -261,16 +277,26 @@ struct IngestBatch {
         return claim
     }
 
+    /// A claimed key as the claim's statement returns it.
+    private static func claimKey(app: String?, hash text: String?) throws -> ClaimKey {
+        guard let app, let hash = text.flatMap(PostgresUUID.init) else {
+            throw PushTrackError(
+                "claimed_key_unreadable",
+                "a claimed key is not an app and a uuid: \(app ?? "NULL")/\(text ?? "NULL")")
+        }
+        return ClaimKey(appId: app, hash: hash)
+    }
+
     /// The end of the claim's statement: the merged pairs, then each claimed key as a row of
     /// the merge's columns (its app, NULL for the rest) with the key last.
     private static let claimedSuffix = """
         )
-        SELECT *, NULL::text AS report_key FROM merged
+        SELECT *, NULL::uuid AS key_hash FROM merged
         UNION ALL
         SELECT \(claimedColumns) FROM claimed
         """
     private static let claimedColumns =
-        (DeliveryRows.mergedColumns.map { $0 == "app_id" ? "app_id" : "NULL" } + ["report_key"])
+        (DeliveryRows.mergedColumns.map { $0 == "app_id" ? "app_id" : "NULL" } + ["key_hash"])
         .joined(separator: ", ")
 
     /// Legacy reports carry no messageId, only `label = "push_" + title`: they count for the

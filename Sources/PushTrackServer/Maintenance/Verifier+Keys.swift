@@ -7,17 +7,19 @@ extension Verifier {
     /// retries as duplicates although nothing was stored (a lost report); a report without its
     /// key is stored again by a retry; two reports under one key count one report twice. Writers
     /// claim the key and append the report in one transaction, and retention and erasure delete
-    /// both, so any of these is a fault.
+    /// both, so any of these is a fault. `report_keys` holds each key's hash
+    /// (``ReportKeyHash``): a key without its report is named by its hash.
     func compareReportKeys(_ summary: inout Summary) throws {
         for row in try connection.query(
             """
             SELECT coalesce(l.app_id, k.app_id) AS app_id,
-                   coalesce(l.report_key, k.report_key) AS report_key,
-                   coalesce(l.reports, 0) AS reports, k.report_key IS NOT NULL AS claimed
-              FROM (SELECT app_id, report_key, count(*) AS reports FROM events
+                   coalesce(l.report_key, k.key_hash::text) AS report_key,
+                   coalesce(l.reports, 0) AS reports, k.key_hash IS NOT NULL AS claimed
+              FROM (SELECT app_id, report_key, pushtrack_report_key_hash(report_key) AS key_hash,
+                           count(*) AS reports FROM events
                      WHERE report_key IS NOT NULL GROUP BY 1, 2) l
-              FULL JOIN report_keys k ON k.app_id = l.app_id AND k.report_key = l.report_key
-             WHERE l.reports IS DISTINCT FROM 1 OR k.report_key IS NULL
+              FULL JOIN report_keys k ON k.app_id = l.app_id AND k.key_hash = l.key_hash
+             WHERE l.reports IS DISTINCT FROM 1 OR k.key_hash IS NULL
              ORDER BY 1, 2
             """)
         {

@@ -151,11 +151,12 @@ struct Erasure {
 
     mutating func eraseReportKeys() throws {
         guard !reportKeys.isEmpty else { return }
+        let hashes = Set(reportKeys.map(ReportKeyHash.of)).sorted()
         erasedKeys =
             try connection.query(
                 """
                 DELETE FROM report_keys
-                 WHERE app_id = \(appId) AND report_key = ANY(\(reportKeys.sorted())::text[])
+                 WHERE app_id = \(appId) AND key_hash = ANY(\(hashes)::uuid[])
                 RETURNING 1
                 """
             ).count
