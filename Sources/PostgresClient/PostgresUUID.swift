@@ -5,6 +5,12 @@ public struct PostgresUUID: Hashable, Sendable, CustomStringConvertible {
     public let high: UInt64
     public let low: UInt64
 
+    /// The uuid whose first 8 bytes are `high` (big-endian) and last 8 `low`.
+    public init(high: UInt64, low: UInt64) {
+        self.high = high
+        self.low = low
+    }
+
     /// The uuid of the first 16 of `bytes` (at least 16).
     public init(bytes: some Collection<UInt8>) {
         precondition(bytes.count >= 16, "a uuid is 16 bytes")

@@ -7,6 +7,7 @@ import PushTrackCore
 /// `verify`; a test holds the two equal. The raw log keeps the key's text.
 enum ReportKeyHash {
     static func of(_ reportKey: String) -> PostgresUUID {
-        PostgresUUID(bytes: SHA256.hash(reportKey))
+        let (high, low) = SHA256.leadingWords(reportKey)
+        return PostgresUUID(high: high, low: low)
     }
 }
