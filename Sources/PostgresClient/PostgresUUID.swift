@@ -11,20 +11,9 @@ public struct PostgresUUID: Hashable, Sendable, CustomStringConvertible {
         self.low = low
     }
 
-    /// The uuid of the first 16 of `bytes` (at least 16).
-    public init(bytes: some Collection<UInt8>) {
-        precondition(bytes.count >= 16, "a uuid is 16 bytes")
-        var high: UInt64 = 0
-        var low: UInt64 = 0
-        for (index, byte) in bytes.prefix(16).enumerated() {
-            if index < 8 { high = high << 8 | UInt64(byte) } else { low = low << 8 | UInt64(byte) }
-        }
-        self.high = high
-        self.low = low
-    }
-
-    /// Parses PostgreSQL's text form; nil for anything that is not 32 hex digits (hyphens
-    /// anywhere between them are skipped, as `uuid_in` allows after each group of four).
+    /// Parses PostgreSQL's text form; nil for anything that is not 32 hex digits. Hyphens are
+    /// skipped wherever they stand (PostgreSQL prints them after the 8th, 12th, 16th and 20th
+    /// digit).
     public init?(_ text: String) {
         var high: UInt64 = 0
         var low: UInt64 = 0

@@ -11,10 +11,9 @@ import Testing
         #expect(uuid?.low == 0x540a_f69c_bc48_60c3)
         #expect(uuid?.description == canonical)
         #expect(PostgresUUID("147BD9FD11FC55D5540AF69CBC4860C3") == uuid)
-        #expect(PostgresUUID(bytes: [0x14, 0x7b, 0xd9, 0xfd, 0x11, 0xfc, 0x55, 0xd5, 0x54, 0x0a,
-                                     0xf6, 0x9c, 0xbc, 0x48, 0x60, 0xc3, 0xff]) == uuid)
-        #expect(PostgresUUID(bytes: [UInt8](repeating: 0, count: 16)).description
-            == "00000000-0000-0000-0000-000000000000")
+        #expect(PostgresUUID(high: 0x147b_d9fd_11fc_55d5, low: 0x540a_f69c_bc48_60c3) == uuid)
+        #expect(
+            PostgresUUID(high: 0, low: 0).description == "00000000-0000-0000-0000-000000000000")
     }
 
     @Test(arguments: [
