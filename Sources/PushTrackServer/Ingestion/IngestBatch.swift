@@ -195,9 +195,7 @@ struct IngestBatch {
             merged: claim.merged)
         try markInfluenced(items, influence: &influence, on: connection)
         try applyConversions(&items, changes: changes, on: connection)
-        var rows = EventRows()
-        for item in items { rows.append(item) }
-        try rows.insert(on: connection)
+        try EventRows(items).insert(on: connection, atCommit: prepared)
         try countUnattributed(items, on: connection)
         try deltas.apply(on: connection, prepared: prepared)
         try applyInfluence(influence, on: connection)
