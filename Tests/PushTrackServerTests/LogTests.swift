@@ -264,6 +264,22 @@ struct LogTests {
         #expect(text.hasPrefix("ts="))
     }
 
+    @Test func compactionIntervalComesFromFlagOrEnvironment() throws {
+        let usual = try ServerConfiguration.parse(
+            arguments: [], environment: ["DATABASE_URL": "postgresql://x"])
+        #expect(usual.compactionInterval == .seconds(1))
+        let flag = try ServerConfiguration.parse(
+            arguments: ["--compaction-interval", "0.25"],
+            environment: ["DATABASE_URL": "postgresql://x"])
+        #expect(flag.compactionInterval == .milliseconds(250))
+        let environment = try ServerConfiguration.parse(
+            arguments: [],
+            environment: [
+                "DATABASE_URL": "postgresql://x", "PUSHTRACK_COMPACTION_INTERVAL": "0.1",
+            ])
+        #expect(environment.compactionInterval == .milliseconds(100))
+    }
+
     @Test(arguments: [
         ("debug", Logger.Level.debug), ("info", .info), ("warning", .warning), ("WARN", .warning),
         ("error", .error),
@@ -291,6 +307,18 @@ struct LogTests {
         (
             ["--commit-timeout", "0.05"],
             "--commit-timeout: '0.05' is not a number of seconds from 0.1 to 3600"
+        ),
+        (
+            ["--compaction-interval", "0.05"],
+            "--compaction-interval: '0.05' is not a number of seconds from 0.1 to 60"
+        ),
+        (
+            ["--compaction-interval", "61"],
+            "--compaction-interval: '61' is not a number of seconds from 0.1 to 60"
+        ),
+        (
+            ["--compaction-interval", "nan"],
+            "--compaction-interval: 'nan' is not a number of seconds from 0.1 to 60"
         ),
         (
             ["--log-flush-interval", "11"],

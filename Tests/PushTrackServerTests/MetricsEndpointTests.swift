@@ -123,6 +123,24 @@ struct MetricsEndpointTests {
         #expect(try server.count("SELECT delivered::int AS n FROM message_totals") == 3)
     }
 
+    /// `--compaction-interval` sets how often the compactor folds: over the same 1.5 s, a
+    /// server folding every 0.1 s runs a dozen times (5 at the least on a busy machine), one
+    /// folding every second (the default) two times at most.
+    @Test func compactionFollowsItsInterval() throws {
+        func runs(_ server: LiveServer) throws -> Int {
+            let text = try RawHTTP.request(port: server.port, "GET", "/metrics").text
+            return Int(Self.sample(text, "pushtrack_compaction_runs_total") ?? "") ?? -1
+        }
+        let often = try LiveServer { $0.compactionIntervalSeconds = 0.1 }
+        let usual = try LiveServer()
+        let before = (try runs(often), try runs(usual))
+        Thread.sleep(forTimeInterval: 1.5)
+        let after = (try runs(often), try runs(usual))
+        #expect(after.0 - before.0 >= 5)
+        #expect(after.1 - before.1 <= 2)
+        #expect(after.1 - before.1 >= 1)
+    }
+
     @Test func requestIdIsEchoedWhenSaneAndMadeOtherwise() throws {
         let server = try LiveServer()
         let kept = try RawHTTP.request(
