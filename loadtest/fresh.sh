@@ -4,7 +4,8 @@
 # warm_wal (1: the WAL made ready as on a server that has run a while, below; 0: not), and from
 # the environment PG_SETTINGS: PostgreSQL settings to use instead of scripts/pg.sh's, as
 # name=value words (e.g. "shared_buffers=6GB", or "max_wal_size=1GB wal_compression=off" for
-# PostgreSQL's defaults), set with ALTER SYSTEM and a restart before anything runs.
+# PostgreSQL's defaults), set with ALTER SYSTEM and a restart before anything runs; SERVER_FLAGS:
+# flags every start_server adds (below).
 # Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), and server_pid for a server the
 # script starts (stopped on exit).
 # shellcheck shell=bash
@@ -52,9 +53,13 @@ wal_segments() {
 # zeros and syncing it, and every commit waits the ~90 ms that takes (at half of the single-event
 # maximum, one segment every 2-3 s: enough to set the p99). A server that has run a while reuses
 # old segments instead (README "Production: PostgreSQL settings"): the benchmarks measure that
-# steady state, so 1 GB of segments is made here (~5 s), and a checkpoint makes them ready ones
-# (min_wal_size, set by scripts/pg.sh, keeps them). loadtest/half_rate_latency.sh measures both.
-ready_wal_segments() { wal_segments 64 && psql "$DATABASE_URL" -qc CHECKPOINT; }
+# steady state, so 2 GB of segments is made here (~5 s), and a checkpoint makes them ready ones
+# (the checkpoint keeps all of them: scripts/pg.sh's min_wal_size is 1 GB, and PostgreSQL keeps
+# what the last cycle used). 2 GB, not 1: a run of loadtest/bench.sh writes about 1.1 GB (1.3 KB
+# per report, 890,000 reports), and with 1 GB the segments ran out before its half-rate batches
+# (hb), whose commits then all waited ~57 ms every 0.7 s. loadtest/half_rate_latency.sh measures
+# new segments against ready ones.
+ready_wal_segments() { wal_segments 128 && psql "$DATABASE_URL" -qc CHECKPOINT; }
 if [[ ${warm_wal:-1} == 1 ]]; then ready_wal_segments; fi
 
 # Prints field $1 of the JSON object on standard input.
@@ -63,11 +68,13 @@ json_field() { python3 -c "import json,sys; print(json.load(sys.stdin)['$1'])"; 
 # Creates an app named $1 and prints field $2 (writeKey or appId) of its JSON.
 create_app() { "$bin" app create "$1" --format json | json_field "$2"; }
 
-# Starts `pushtrack serve` on $http_port (extra flags as arguments), its log appended to
+# Starts `pushtrack serve` on $http_port (extra flags as arguments, then the words of
+# $SERVER_FLAGS from the environment, e.g. "--compaction-interval 0.25"), its log appended to
 # $work/server.log, sets server_pid and waits until it is ready; exits 1 when it does not become
 # ready within 30 s.
 start_server() {
-    ${pin:-} "$bin" serve --port "$http_port" --bind 127.0.0.1 "$@" 2>>"$work/server.log" &
+    # shellcheck disable=SC2086  # SERVER_FLAGS is words
+    ${pin:-} "$bin" serve --port "$http_port" --bind 127.0.0.1 "$@" ${SERVER_FLAGS:-} 2>>"$work/server.log" &
     server_pid=$!
     for _ in $(seq 300); do curl -sf "localhost:$http_port/readyz" >/dev/null && return; sleep 0.1; done
     echo "the collector did not become ready; its log:" >&2
