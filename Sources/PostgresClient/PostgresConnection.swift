@@ -472,10 +472,16 @@ public final class PostgresConnection {
 
     /// The error for a failed call: the server's fields when there are any, else libpq's message.
     /// Decided after the results are drained, when libpq knows whether the connection survived.
+    ///
+    /// An error without a SQLSTATE is libpq's own, never the server's, and it leaves the session
+    /// in a state nobody can name: it counts as a lost connection even while libpq still calls the
+    /// connection open. A write that failed is the case met: when a server shuts down at once,
+    /// libpq reports "server closed the connection unexpectedly" from the failed write while
+    /// `PQstatus` is still `CONNECTION_OK`, and a collector answered 500 where 503 says "retry".
     func failure(_ operation: PostgresError.Kind, _ diagnostics: Diagnostics? = nil)
         -> PostgresError
     {
-        let lost = PQstatus(handle) != CONNECTION_OK
+        let lost = PQstatus(handle) != CONNECTION_OK || diagnostics?.sqlState == nil
         let error = PostgresError(
             kind: lost ? .connection : operation, sqlState: diagnostics?.sqlState,
             message: diagnostics?.message ?? Self.text(PQerrorMessage(handle))

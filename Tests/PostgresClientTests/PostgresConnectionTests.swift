@@ -398,6 +398,25 @@ import Testing
         #expect(newPid != nil && newPid != pid)
     }
 
+    /// libpq's own errors carry no SQLSTATE. One of them, a write that failed while the server
+    /// shut down, comes while libpq still calls the connection open: every such error counts as
+    /// a lost connection, and the connection is reset before it serves again.
+    @Test func anErrorLibpqMadeItselfIsAConnectionFailureOnAnOpenConnection() throws {
+        let connection = try connect()
+        let error = connection.failure(.query)
+        #expect(connection.isConnected)
+        #expect(error.sqlState == nil)
+        #expect(error.kind == .connection)
+        #expect(error.isConnectionFailure)
+        #expect(!connection.isHealthy)
+        try connection.reset()
+        #expect(connection.isHealthy)
+        // The server's own errors keep their kind and leave the connection as it was.
+        let syntax = try #require(throws: PostgresError.self) { try connection.query("SELEC 1") }
+        #expect(syntax.kind == .query && !syntax.isConnectionFailure)
+        #expect(connection.isHealthy)
+    }
+
     @Test func connectionFailureClassification() {
         #expect(
             PostgresError(kind: .query, sqlState: .connectionFailure, message: "x")

@@ -1,7 +1,8 @@
 import Foundation
-import PostgresClient
 import PushTrackTesting
 import Testing
+
+@testable import PostgresClient
 
 /// Stops and restarts a PostgreSQL cluster of the test's own (the shared test server is not
 /// touched), and checks that a connection and the pool recover.
@@ -33,5 +34,31 @@ struct ServerRestartTests {
         for _ in 0..<4 {
             #expect(try pool.run { try $0.query("SELECT 1 AS one")[0].int("one") } == 1)
         }
+    }
+}
+
+/// A server gone under an immediate shutdown: a statement sent then fails, and however libpq
+/// notices (end of file, a reset, a write that failed), the error is a connection failure that
+/// a collector answers 503, and the connection is reset before it is used again.
+struct ImmediateShutdownTests {
+    @Test(.timeLimit(.minutes(2)))
+    func aPipelineSentToAServerThatWentAwayIsAConnectionFailure() throws {
+        let cluster = try TestCluster()
+        let connection = try PostgresConnection(url: cluster.url)
+        #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
+        try cluster.stop(mode: "immediate")
+        // A megabyte per statement: libpq writes it in pieces, after the server has gone.
+        let large = String(repeating: "x", count: 1 << 20)
+        let error = try #require(throws: PostgresError.self) {
+            try connection.queryPipelined(
+                prepared: false, ["SELECT length(\(large)) AS n", "SELECT length(\(large)) AS n"])
+        }
+        #expect(error.kind == .connection)
+        #expect(error.isConnectionFailure)
+        #expect(error.sqlState == nil)
+        #expect(!connection.isHealthy)
+        try cluster.start()
+        try connection.reset()
+        #expect(try connection.query("SELECT 1 AS one")[0].int("one") == 1)
     }
 }
