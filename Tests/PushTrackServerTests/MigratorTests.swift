@@ -246,6 +246,41 @@ struct MigratorTests {
         #expect(rows[0].int("n") == Maintenance.partitionDaysAhead + 2)
         #expect(try Maintenance.ensurePartitions(db) == 0)
     }
+
+    /// 020 makes the raw log's index by device a hash of `device_id`, on a database whose
+    /// partitions 012's btree covered: every partition gets it, and a device's reads (export,
+    /// erasure: its app and device by equality) go through it.
+    @Test func theRawLogsDeviceIndexBecomesAHashOfTheDeviceInEveryPartition() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        let all = try LiveServer.migrator().migrations
+        _ = try Migrator(migrations: all.filter { $0.version < 20 }).migrate(db)
+        let partitions = try Maintenance.ensurePartitions(db) + 1  // and events_default
+        #expect(try Migrator(migrations: all).migrate(db) == ["020_events_by_device_hash"])
+        let parent = try db.query(
+            "SELECT indexdef FROM pg_indexes WHERE indexname = 'events_by_device'")
+        #expect(
+            parent.map { $0.string("indexdef") }
+                == ["CREATE INDEX events_by_device ON ONLY public.events USING hash (device_id)"])
+        let children = try db.query(
+            """
+            SELECT count(*) FILTER (WHERE x.indexdef LIKE '%USING hash (device_id)') AS hashes,
+                   count(*) FILTER (WHERE x.indexdef LIKE '%USING btree (app_id, device_id%')
+                       AS btrees
+              FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid
+              JOIN pg_indexes x ON x.tablename = c.relname
+             WHERE i.inhparent = 'events'::regclass
+            """)
+        #expect(children.first?.int("hashes") == partitions)
+        #expect(children.first?.int("btrees") == 0)
+        try db.execute("SET enable_seqscan = off")
+        let plan = try db.query(
+            "EXPLAIN (COSTS OFF) SELECT event_seq FROM events WHERE app_id = 'a' AND device_id = 'd'"
+        ).compactMap { $0.string(0) }.joined(separator: "\n")
+        #expect(plan.contains("_device_id_idx"), "\(plan)")
+        #expect(!plan.contains("Seq Scan"), "\(plan)")
+    }
 }
 
 @Suite("Apps and tokens")
