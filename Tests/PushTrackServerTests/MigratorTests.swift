@@ -257,7 +257,9 @@ struct MigratorTests {
         let all = try LiveServer.migrator().migrations
         _ = try Migrator(migrations: all.filter { $0.version < 20 }).migrate(db)
         let partitions = try Maintenance.ensurePartitions(db) + 1  // and events_default
-        #expect(try Migrator(migrations: all).migrate(db) == ["020_events_by_device_hash"])
+        #expect(
+            try Migrator(migrations: all).migrate(db)
+                == all.filter { $0.version >= 20 }.map(\.name))
         let parent = try db.query(
             "SELECT indexdef FROM pg_indexes WHERE indexname = 'events_by_device'")
         #expect(

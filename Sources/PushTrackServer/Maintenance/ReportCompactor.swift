@@ -2,7 +2,8 @@ import Lifecycle
 import PostgresClient
 
 /// Folds what the writers append (`report_deltas`, `open_latency_deltas`) into the aggregates
-/// every `interval` on a thread of its own (sql/007_rollup_deltas.sql): `message_rollups`,
+/// once every `interval`, a part of the messages at a time (``parts``), on a thread of its own
+/// (sql/007_rollup_deltas.sql, sql/021_compact_in_parts.sql): `message_rollups`,
 /// `message_totals`, `message_open_latency`, and the coarse sums `message_dimension_totals` and
 /// `message_bucket_totals`, so that breakdowns and series read a few rows per message. Then it
 /// runs the late send matches left queued (``LateSends``).
@@ -28,19 +29,30 @@ final class ReportCompactor: Sendable {
 
     /// Folds what is visible now (the rollups, the conversion counts of
     /// sql/009_conversions.sql, the arrivals of sql/010_time_to_deliver.sql); returns how many
-    /// deltas were folded.
+    /// deltas were folded. With `parts` above 1, only the rollups and arrivals of the messages in
+    /// part `part` (sql/021_compact_in_parts.sql), and the conversions and histograms with part 0.
     @discardableResult
-    static func compact(_ connection: PostgresConnection) throws -> Int {
+    static func compact(_ connection: PostgresConnection, part: Int = 0, parts: Int = 1) throws
+        -> Int
+    {
+        let conversions: PostgresQuery =
+            part == 0 ? " + pushtrack_compact_conversion_deltas()" : ""
         let folded =
             try connection.query(
                 """
-                SELECT pushtrack_compact_report_deltas() + pushtrack_compact_conversion_deltas()
-                       + pushtrack_compact_delivery_deltas() AS folded
+                SELECT pushtrack_compact_report_deltas(\(part)::int, \(parts)::int)\(conversions)
+                       + pushtrack_compact_delivery_deltas(\(part)::int, \(parts)::int) AS folded
                 """
             ).first?.int("folded") ?? 0
-        try packChangedHistograms(connection)
+        if part == 0 { try packChangedHistograms(connection) }
         return folded
     }
+
+    /// How many parts of the messages one interval's folds take, one part every
+    /// `interval / parts` (sql/021_compact_in_parts.sql): a fold of every message's deltas at
+    /// once under a heavy load was a burst of CPU that the requests committed meanwhile waited
+    /// behind (loadtest/README.md, "Batch p99 at half rate").
+    static let parts = 4
 
     /// How old (seconds) or how many a message's histogram changes may be before it is packed
     /// again (sql/014_packed_histograms.sql): packing costs ~2.5 µs a bin, reading a change
@@ -63,23 +75,38 @@ final class ReportCompactor: Sendable {
         ).first?.int("packed") ?? 0
     }
 
-    /// Folds now, then every `interval`, on a thread of its own (compaction runs on the pool).
+    /// Folds now, then every `interval`, on a thread of its own (compaction runs on the pool): one
+    /// part of the messages every `interval / parts`, so every message's deltas once per
+    /// interval. A run, in the metrics, is a whole interval's folds.
     func start() {
-        thread.start(every: interval) { [self] in
-            do {
-                let folded = try pool.run { connection in try Self.compact(connection) }
-                metrics.add(.compactionRuns)
-                metrics.add(.deltasFolded, folded)
-            } catch {
-                metrics.add(.compactionFailures)
-                log.warning("report compaction failed", ["reason": "\(error)"])
+        let parts = Self.parts
+        thread.start { [self] service, _ in
+            var part = 0
+            repeat {
+                fold(part: part, of: parts)
+                part = (part + 1) % parts
+            } while service.sleep(for: interval / parts)
+        }
+    }
+
+    /// One fold of `part`; with part 0, the late send matches left queued too.
+    private func fold(part: Int, of parts: Int) {
+        do {
+            let folded = try pool.run { connection in
+                try Self.compact(connection, part: part, parts: parts)
             }
-            do {
-                // Legacy reports of sends whose registration did not finish attributing them.
-                _ = try pool.run { connection in try LateSends.resumeQueued(on: connection) }
-            } catch {
-                log.warning("late send match failed", ["reason": "\(error)"])
-            }
+            if part == parts - 1 { metrics.add(.compactionRuns) }
+            metrics.add(.deltasFolded, folded)
+        } catch {
+            metrics.add(.compactionFailures)
+            log.warning("report compaction failed", ["reason": "\(error)"])
+        }
+        guard part == 0 else { return }
+        do {
+            // Legacy reports of sends whose registration did not finish attributing them.
+            _ = try pool.run { connection in try LateSends.resumeQueued(on: connection) }
+        } catch {
+            log.warning("late send match failed", ["reason": "\(error)"])
         }
     }
 

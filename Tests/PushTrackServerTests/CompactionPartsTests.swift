@@ -1,0 +1,97 @@
+import Foundation
+import PostgresClient
+import PushTrackTesting
+import Testing
+
+@testable import PushTrackServer
+
+/// The report compactor folds a part of the messages at a time (sql/021_compact_in_parts.sql):
+/// each part takes every delta of its messages and nothing else, and the parts together leave
+/// the aggregates one whole fold leaves.
+@Suite("Compaction in parts")
+struct CompactionPartsTests {
+    @Test func eachPartFoldsExactlyItsMessages() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        try LiveServer.migrator().migrate(db)
+        let messages = (1...12).map { "m\($0)" }
+        let counts = Array(1...12)
+        // Message m<i>: a rollup delta of i deliveries, an arrival second of i pairs and an
+        // open-latency bin of i pairs.
+        _ = try db.query(
+            """
+            WITH d AS (SELECT * FROM unnest(\(messages)::text[], \(counts)::bigint[]) AS d(m, n)),
+            r AS (
+                INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version,
+                    locale, delivered, confirmed, foreground, background, opened, clicks,
+                    dismissed, duplicate_reports, extension_confirmed)
+                SELECT 'a', m, '2026-12-05 10:00:00+00', 'ios', '1.0', 'en-US', n, n, 0, n, 0, 0,
+                       0, 0, 0 FROM d),
+            l AS (
+                INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
+                SELECT 'a', m, 3, n FROM d)
+            INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
+            SELECT 'a', m, 'ios', 1764928800, n FROM d
+            """)
+        let parts = ReportCompactor.parts
+        var partOf: [String: Int] = [:]
+        for row in try db.query(
+            "SELECT m, pushtrack_compaction_part(m, \(parts)::int) AS p FROM unnest(\(messages)::text[]) m"
+        ) {
+            partOf[row.string("m") ?? ""] = row.int("p")
+        }
+        // Twelve messages reach every part, so each fold below has work and leaves some.
+        #expect(Set(partOf.values) == Set(0..<parts))
+        func pending() throws -> [String: Int] {
+            var left: [String: Int] = [:]
+            for row in try db.query(
+                """
+                SELECT message_id, count(*) AS n FROM (
+                    SELECT message_id FROM report_deltas UNION ALL
+                    SELECT message_id FROM open_latency_deltas UNION ALL
+                    SELECT message_id FROM deliver_deltas) d
+                 GROUP BY 1
+                """)
+            {
+                left[row.string("message_id") ?? ""] = row.int("n")
+            }
+            return left
+        }
+        for part in 0..<parts {
+            let mine = messages.filter { partOf[$0] == part }
+            let folded = try ReportCompactor.compact(db, part: part, parts: parts)
+            #expect(folded == 3 * mine.count, "part \(part)")
+            let later = messages.filter { partOf[$0]! > part }
+            #expect(try pending() == Dictionary(uniqueKeysWithValues: later.map { ($0, 3) }))
+            let done = messages.filter { partOf[$0]! <= part }
+            let totals = try db.query(
+                "SELECT message_id, delivered FROM message_totals WHERE app_id = 'a' ORDER BY 1")
+            #expect(
+                Dictionary(
+                    uniqueKeysWithValues: totals.map {
+                        ($0.string("message_id") ?? "", $0.int("delivered") ?? -1)
+                    })
+                    == Dictionary(uniqueKeysWithValues: done.map { ($0, Int($0.dropFirst())!) }))
+        }
+        let latency = try db.query(
+            "SELECT sum(pairs) AS n, count(*) AS rows FROM message_open_latency WHERE bin = 3")
+        #expect(latency.first?.int("n") == 78)
+        #expect(latency.first?.int("rows") == 12)
+        let seconds = try db.query("SELECT sum(pairs) AS n FROM message_arrival_seconds")
+        #expect(seconds.first?.int("n") == 78)
+        // The argument-less functions fold every part at once, as before.
+        _ = try db.query(
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed,
+                duplicate_reports, extension_confirmed)
+            SELECT 'a', m, '2026-12-05 10:00:00+00', 'ios', '1.0', 'en-US', 1, 0, 0, 0, 0, 0, 0, 0, 0
+              FROM unnest(\(messages)::text[]) m
+            """)
+        #expect(try ReportCompactor.compact(db) == 12)
+        #expect(try pending().isEmpty)
+        let all = try db.query("SELECT sum(delivered) AS n FROM message_totals")
+        #expect(all.first?.int("n") == 78 + 12)
+    }
+}
