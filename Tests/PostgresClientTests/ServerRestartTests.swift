@@ -37,9 +37,11 @@ struct ServerRestartTests {
     }
 }
 
-/// A server gone under an immediate shutdown: a statement sent then fails, and however libpq
-/// notices (end of file, a reset, a write that failed), the error is a connection failure that
-/// a collector answers 503, and the connection is reset before it is used again.
+/// A server gone under an immediate shutdown: a pipeline sent then fails as a connection failure
+/// (a collector answers 503) with libpq's own message, and the connection is reset before it is
+/// used again. Here libpq sees the end of file; the rarer case where it reports the failed write
+/// while still calling the connection open is covered by
+/// `anErrorLibpqMadeItselfIsAConnectionFailureOnAnOpenConnection`.
 struct ImmediateShutdownTests {
     @Test(.timeLimit(.minutes(2)))
     func aPipelineSentToAServerThatWentAwayIsAConnectionFailure() throws {

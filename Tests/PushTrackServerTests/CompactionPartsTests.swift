@@ -34,7 +34,7 @@ struct CompactionPartsTests {
             INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
             SELECT 'a', m, 'ios', 1764928800, n FROM d
             """)
-        let parts = ReportCompactor.parts
+        let parts = ServerConfiguration().compactionParts
         var partOf: [String: Int] = [:]
         for row in try db.query(
             "SELECT m, pushtrack_compaction_part(m, \(parts)::int) AS p FROM unnest(\(messages)::text[]) m"

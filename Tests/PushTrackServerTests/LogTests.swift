@@ -278,6 +278,11 @@ struct LogTests {
                 "DATABASE_URL": "postgresql://x", "PUSHTRACK_COMPACTION_INTERVAL": "0.1",
             ])
         #expect(environment.compactionInterval == .milliseconds(100))
+        #expect(usual.compactionParts == 4)
+        let parts = try ServerConfiguration.parse(
+            arguments: ["--compaction-parts", "1"],
+            environment: ["DATABASE_URL": "postgresql://x", "PUSHTRACK_COMPACTION_PARTS": "8"])
+        #expect(parts.compactionParts == 1)
     }
 
     @Test(arguments: [
@@ -320,6 +325,15 @@ struct LogTests {
             ["--compaction-interval", "nan"],
             "--compaction-interval: 'nan' is not a number of seconds from 0.1 to 60"
         ),
+        (
+            ["--compaction-parts", "0"],
+            "--compaction-parts: 0 is out of range 1…16"
+        ),
+        (
+            ["--compaction-parts", "17"],
+            "--compaction-parts: 17 is out of range 1…16"
+        ),
+        (["--compaction-parts", "two"], "--compaction-parts: 'two' is not a whole number"),
         (
             ["--log-flush-interval", "11"],
             "--log-flush-interval: '11' is not a number of seconds from 0 to 10"

@@ -2,7 +2,7 @@ import Lifecycle
 import PostgresClient
 
 /// Folds what the writers append (`report_deltas`, `open_latency_deltas`) into the aggregates
-/// once every `interval`, a part of the messages at a time (``parts``), on a thread of its own
+/// once every `interval`, a part of the messages at a time (`parts`), on a thread of its own
 /// (sql/007_rollup_deltas.sql, sql/021_compact_in_parts.sql): `message_rollups`,
 /// `message_totals`, `message_open_latency`, and the coarse sums `message_dimension_totals` and
 /// `message_bucket_totals`, so that breakdowns and series read a few rows per message. Then it
@@ -13,16 +13,22 @@ import PostgresClient
 final class ReportCompactor: Sendable {
     private let pool: PostgresWorkerPool
     private let interval: Duration
+    /// How many parts of the messages one interval's folds take, one part every
+    /// `interval / parts` (sql/021_compact_in_parts.sql): a fold of every message's deltas at
+    /// once under a heavy load was a burst of CPU that the requests committed meanwhile waited
+    /// behind (loadtest/README.md, "Batch p99 at half rate").
+    private let parts: Int
     private let log: Logger
     private let metrics: ServiceMetrics
     private let thread = ServiceThreads(name: "pushtrack-report-compactor")
 
     init(
-        pool: PostgresWorkerPool, interval: Duration = .seconds(1), metrics: ServiceMetrics,
-        log: Logger
+        pool: PostgresWorkerPool, interval: Duration = .seconds(1), parts: Int,
+        metrics: ServiceMetrics, log: Logger
     ) {
         self.pool = pool
         self.interval = interval
+        self.parts = parts
         self.metrics = metrics
         self.log = log
     }
@@ -47,12 +53,6 @@ final class ReportCompactor: Sendable {
         if part == 0 { try packChangedHistograms(connection) }
         return folded
     }
-
-    /// How many parts of the messages one interval's folds take, one part every
-    /// `interval / parts` (sql/021_compact_in_parts.sql): a fold of every message's deltas at
-    /// once under a heavy load was a burst of CPU that the requests committed meanwhile waited
-    /// behind (loadtest/README.md, "Batch p99 at half rate").
-    static let parts = 4
 
     /// How old (seconds) or how many a message's histogram changes may be before it is packed
     /// again (sql/014_packed_histograms.sql): packing costs ~2.5 µs a bin, reading a change
@@ -79,19 +79,19 @@ final class ReportCompactor: Sendable {
     /// part of the messages every `interval / parts`, so every message's deltas once per
     /// interval. A run, in the metrics, is a whole interval's folds.
     func start() {
-        let parts = Self.parts
         thread.start { [self] service, _ in
             var part = 0
             repeat {
-                fold(part: part, of: parts)
+                fold(part: part)
                 part = (part + 1) % parts
             } while service.sleep(for: interval / parts)
         }
     }
 
     /// One fold of `part`; with part 0, the late send matches left queued too.
-    private func fold(part: Int, of parts: Int) {
+    private func fold(part: Int) {
         do {
+            let parts = parts
             let folded = try pool.run { connection in
                 try Self.compact(connection, part: part, parts: parts)
             }

@@ -49,7 +49,8 @@ public final class PushTrackService: Sendable {
             catalog: conversionCatalog, metrics: metrics, log: log)
         let writeKeys = WriteKeyCache(pool: pool, ttlSeconds: configuration.writeKeyCacheSeconds)
         compactor = ReportCompactor(
-            pool: pool, interval: configuration.compactionInterval, metrics: metrics, log: log)
+            pool: pool, interval: configuration.compactionInterval,
+            parts: configuration.compactionParts, metrics: metrics, log: log)
         healthAlerts = HealthAlertMonitor(pool: pool, metrics: metrics, log: log)
         let answers = Answers(
             pool: pool, log: log, retryAfterSeconds: configuration.retryAfterSeconds,

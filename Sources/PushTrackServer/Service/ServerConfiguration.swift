@@ -68,8 +68,11 @@ public struct ServerConfiguration: Sendable {
     public var metricsToken: String? = nil
     /// Seconds between maintenance runs of `serve` (partitions, retention, aging out).
     public var maintenanceIntervalSeconds: Int = 3600
-    /// Seconds between the report compactor's folds of the writers' deltas.
+    /// Seconds in which the report compactor folds every message's deltas once.
     public var compactionIntervalSeconds: Double = 1
+    /// How many parts of the messages the compactor folds one after the other within an
+    /// interval (sql/021_compact_in_parts.sql).
+    public var compactionParts: Int = 4
     /// Days of raw events kept (the retention maintenance applies), from `ingest.retention`.
     public var retentionDays: Int { Int((ingest.retention / 86_400).rounded()) }
 
@@ -327,9 +330,16 @@ extension ServerConfiguration {
         Option(
             flag: "--compaction-interval", environment: "PUSHTRACK_COMPACTION_INTERVAL",
             help:
-                "seconds between folds of the writers' deltas into the report aggregates; shorter: smaller CPU bursts, more CPU in all (1)"
+                "seconds in which every message's deltas are folded into the report aggregates once; shorter: smaller CPU bursts, more CPU in all (1)"
         ) { c, v throws(ConfigurationError) in
             c.compactionIntervalSeconds = try seconds(v, "--compaction-interval", 0.1...60)
+        },
+        Option(
+            flag: "--compaction-parts", environment: "PUSHTRACK_COMPACTION_PARTS",
+            help:
+                "parts of the messages folded one after the other within an interval, 1 to 16; more: smaller CPU bursts, more CPU in all (4)"
+        ) { c, v throws(ConfigurationError) in
+            c.compactionParts = try integer(v, "--compaction-parts", 1...16)
         },
     ]
 
