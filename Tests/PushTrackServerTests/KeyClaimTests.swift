@@ -156,6 +156,17 @@ import Testing
         #expect(written.statements == 6)
         #expect(try pairs(server).count == 100)
         #expect(try outcomes(server).count == 202)
+        // Retries among new reports: only the new keys come back from the claim, and only
+        // their reports are merged and stored.
+        let mixed = (152...352).map { event(device: "d\($0 % 100)", id: "e\($0)") }
+        #expect(try commit(mixed, server: server, on: connection).outcome
+            == IngestOutcome(accepted: 151, duplicates: 50))
+        // Retries only: no key is new.
+        #expect(try commit(Array(events.prefix(201)), server: server, on: connection).outcome
+            == IngestOutcome(accepted: 0, duplicates: 201))
+        #expect(try outcomes(server).count == 353)
+        let arrivals = try server.db.query("SELECT sum(arrival_reports) AS n FROM deliveries")
+        #expect(arrivals.first?.int("n") == 353)
         let verify = try Verifier(connection: server.db).run()
         #expect(verify.differences.isEmpty, "\(verify.differences)")
     }
@@ -170,7 +181,15 @@ import Testing
         #expect(first.outcome == IngestOutcome(accepted: 2))
         let retry = try commit([view], server: server, on: connection)
         #expect(retry.outcome == IngestOutcome(accepted: 0, duplicates: 1))
-        #expect(try outcomes(server) == ["d1 generic", "d1 first_arrival"])
+        // New generic events only: every key new, and no pair to merge.
+        let views = ["g2", "g3"].map {
+            #"{"pageId":"home","category":"page_view","deviceId":"d1","eventId":"\#($0)"}"#
+        }
+        let fresh = try commit(views, server: server, on: connection)
+        #expect(fresh.outcome == IngestOutcome(accepted: 2))
+        #expect(try commit(views + [view], server: server, on: connection).outcome
+            == IngestOutcome(accepted: 0, duplicates: 3))
+        #expect(try outcomes(server) == ["d1 generic", "d1 first_arrival", "d1 generic", "d1 generic"])
         #expect(try pairs(server).count == 1)
     }
 }

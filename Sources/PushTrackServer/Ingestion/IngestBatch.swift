@@ -241,37 +241,43 @@ struct IngestBatch {
             ON CONFLICT DO NOTHING
             RETURNING app_id, key_hash
             """
-        let statement =
-            pairs.map {
-                $0.partial.mergeStatement(
-                    now: now, prefix: "WITH claimed AS (\(insert)), merged AS (",
-                    condition: "WHERE (SELECT count(*) FROM claimed) = \(sorted.count)",
-                    suffix: Self.claimedSuffix)
-            } ?? insert
+        // Whether every key was new, counted once: the merge runs only then, and the result
+        // says which keys were new only when not.
+        let claimed: PostgresQuery = """
+            WITH claimed AS (\(insert)),
+            counted AS (SELECT count(*) = \(sorted.count) AS all_new FROM claimed)
+            """
+        let statement: PostgresQuery
+        if let pairs {
+            statement = pairs.partial.mergeStatement(
+                now: now, prefix: "\(claimed), merged AS (",
+                condition: "WHERE (SELECT all_new FROM counted)",
+                suffix: ClaimedKeys.afterMerge.sql)
+        } else {
+            statement = "\(claimed) \(unescaped: ClaimedKeys.alone.sql)"
+        }
         let results = try connection.queryPipelined(
             prepared: prepared, (registration.map { [$0] } ?? []) + [statement])
         if registration != nil { claim.settled = Self.settledMessages(results[0]) }
         let rows = results[results.count - 1]
-        guard let pairs else {
-            for row in rows {
-                claim.fresh.insert(try Self.claimKey(app: row.string(0), hash: row.string(1)))
-            }
-            return claim
-        }
+        // The merge's columns and the key last, or the app and the key.
+        let appId = pairs == nil ? 0 : DeliveryRows.mergedPositions.appId
+        let keyColumn = pairs == nil ? 1 : DeliveryRows.mergedColumns.count
         var merged: [PostgresRow] = []
-        merged.reserveCapacity(pairs.count)
-        let appId = DeliveryRows.mergedPositions.appId
-        let keyColumn = DeliveryRows.mergedColumns.count
+        merged.reserveCapacity(pairs?.count ?? 0)
+        var everyKeyWasNew = false
         for row in rows {
             if let hash = row.string(keyColumn) {
                 claim.fresh.insert(try Self.claimKey(app: row.string(appId), hash: hash))
+            } else if row.string(appId) == nil {
+                everyKeyWasNew = true
             } else {
                 merged.append(row)
             }
         }
-        if claim.fresh.count == sorted.count {
-            claim.merged = MergedPairs(reports: pairs, rows: merged)
-        }
+        guard everyKeyWasNew else { return claim }
+        claim.fresh = keys
+        if let pairs { claim.merged = MergedPairs(reports: pairs, rows: merged) }
         return claim
     }
 
@@ -285,17 +291,35 @@ struct IngestBatch {
         return ClaimKey(appId: app, hash: hash)
     }
 
-    /// The end of the claim's statement: the merged pairs, then each claimed key as a row of
-    /// the merge's columns (its app, NULL for the rest) with the key last.
-    private static let claimedSuffix = """
-        )
-        SELECT *, NULL::uuid AS key_hash FROM merged
-        UNION ALL
-        SELECT \(claimedColumns) FROM claimed
-        """
-    private static let claimedColumns =
-        (DeliveryRows.mergedColumns.map { $0 == "app_id" ? "app_id" : "NULL" } + ["key_hash"])
-        .joined(separator: ", ")
+    /// The end of the claim's statement: when every key was new (the rule), one row of NULLs
+    /// says so; otherwise each new key as a row of the result's columns (its app and its key,
+    /// NULL for the rest). Returning every key of every commit cost PostgreSQL a row out and
+    /// the writer a row in per event, to learn what the count already said. Written once.
+    private struct ClaimedKeys {
+        let sql: String
+
+        init(_ columns: [String], after rows: String = "") {
+            let nulls = columns.map { _ in "NULL" }.joined(separator: ", ")
+            sql = """
+                \(rows)
+                SELECT \(columns.joined(separator: ", ")) FROM claimed
+                 WHERE NOT (SELECT all_new FROM counted)
+                UNION ALL
+                SELECT \(nulls) WHERE (SELECT all_new FROM counted)
+                """
+        }
+
+        /// The claim alone: the app and the key.
+        static let alone = ClaimedKeys(["app_id", "key_hash"])
+        /// After the merge's rows: its columns (the app, NULL for the rest), the key last.
+        static let afterMerge = ClaimedKeys(
+            DeliveryRows.mergedColumns.map { $0 == "app_id" ? "app_id" : "NULL" } + ["key_hash"],
+            after: """
+                )
+                SELECT *, NULL::uuid AS key_hash FROM merged
+                UNION ALL
+                """)
+    }
 
     /// Legacy reports carry no messageId, only `label = "push_" + title`: they count for the
     /// registered send of that app with the same title whose send time is closest before the
