@@ -189,7 +189,8 @@ import Testing
         #expect(fresh.outcome == IngestOutcome(accepted: 2))
         #expect(try commit(views + [view], server: server, on: connection).outcome
             == IngestOutcome(accepted: 0, duplicates: 3))
-        #expect(try outcomes(server) == ["d1 generic", "d1 first_arrival", "d1 generic", "d1 generic"])
+        #expect(
+            try outcomes(server) == ["d1 generic", "d1 first_arrival", "d1 generic", "d1 generic"])
         #expect(try pairs(server).count == 1)
     }
 }

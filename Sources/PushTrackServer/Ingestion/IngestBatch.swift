@@ -210,7 +210,8 @@ struct IngestBatch {
         var settled: [MessageKey] = []
     }
 
-    /// Inserts every report key of the batch, the new ones coming back. With `pairs`, the same
+    /// Inserts every report key of the batch and learns which were new: all of them (one marker
+    /// row, the rule), or the new ones listed when some were retries. With `pairs`, the same
     /// statement merges them into their stored delivery states when every key was new: the
     /// rule, since a retry is rare, and one round trip and one statement per group commit fewer
     /// than claiming before merging. When a key was not new, nothing is merged: its report must
