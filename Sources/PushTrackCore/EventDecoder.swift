@@ -122,9 +122,11 @@ public enum EventDecoder {
     static func parseTime(_ value: JSONValue, field: String) throws(FieldFailure)
         -> RFC3339.Instant
     {
-        let rule =
+        // Built only for a failure: on every event's path, the text cost more than the parse.
+        var rule: String {
             "\(field) must be an RFC 3339 date-time with an offset (e.g. 2026-11-29T08:00:00.123Z) "
-            + "or integer epoch milliseconds"
+                + "or integer epoch milliseconds"
+        }
         switch value {
         case .string(let text):
             if let instant = RFC3339.parseInstant(text) { return instant }

@@ -242,6 +242,13 @@ private func failure(_ text: String, maxDepth: Int = 64) -> JSONParseError? {
         #expect(try int64("9223372036854775808") == nil)
         #expect(try int64("1e19") == nil)
         #expect(try int64("1e1000000000") == nil)
+        // Plain digits up to 18 take the short path, 19 the general one; both agree.
+        #expect(try int64("1780000000123") == 1_780_000_000_123)
+        #expect(try int64("999999999999999999") == 999_999_999_999_999_999)
+        #expect(try int64("-999999999999999999") == -999_999_999_999_999_999)
+        #expect(try int64("1000000000000000000") == 1_000_000_000_000_000_000)
+        #expect(try int64("0") == 0)
+        #expect(try int64("-7") == -7)
         #expect(try parse("7").numberValue?.isInteger == true)
         #expect(try parse("7.1").numberValue?.isInteger == false)
     }
