@@ -49,6 +49,46 @@ public struct Contribution: Sendable, Equatable {
         }
     }
 
+    /// Adds the pair's contribution (``Rollup/contribution(of:)``) in place, or subtracts it:
+    /// the result of `add(Rollup.contribution(of: state), subtracting:)` without building the
+    /// contribution's three dictionaries first. The writer does this twice per report (the
+    /// state after, the state before), and the dictionaries were most of its cost.
+    public mutating func add(contributionOf state: DeliveryState, subtracting: Bool = false) {
+        let sign = subtracting ? -1 : 1
+        func count(_ value: RollupCounters, at date: Date) {
+            let key = Rollup.key(date, state)
+            if Self.accumulate(&counters[key, default: .zero], value, subtracting) {
+                counters[key] = nil
+            }
+        }
+        let dismissal = RollupCounters(dismissed: 1)
+        guard let deliveredAt = state.deliveredAt else {
+            if let dismissedAt = state.dismissedAt { count(dismissal, at: dismissedAt) }
+            return
+        }
+        var delivery = RollupCounters(delivered: 1)
+        if state.isConfirmed {
+            delivery.confirmed = 1
+            if state.foreground { delivery.foreground = 1 } else { delivery.background = 1 }
+            if state.extensionReport { delivery.extensionConfirmed = 1 }
+            delivery.duplicateReports = state.arrivalReports - 1
+        }
+        count(delivery, at: deliveredAt)
+        if let arrival = state.firstArrivalAt {
+            let key = ArrivalKey(
+                platform: state.platform ?? "", second: DeliverLatency.second(arrival))
+            if Self.accumulate(&arrivals[key, default: 0], sign) { arrivals[key] = nil }
+        }
+        if let firstClickAt = state.firstClickAt {
+            count(RollupCounters(opened: 1, clicks: state.clicks), at: firstClickAt)
+            if let arrival = state.firstArrivalAt {
+                let bin = OpenLatency.bin(seconds: Rollup.seconds(from: arrival, to: firstClickAt))
+                if Self.accumulate(&latency[bin, default: 0], sign) { latency[bin] = nil }
+            }
+        }
+        if let dismissedAt = state.dismissedAt { count(dismissal, at: dismissedAt) }
+    }
+
     /// Adds (or subtracts) `value` to `sum`; whether the sum is now zero.
     private static func accumulate(
         _ sum: inout RollupCounters, _ value: RollupCounters, _ subtracting: Bool
@@ -117,45 +157,11 @@ public enum Rollup {
     /// the arrival second of confirmed pairs (time to deliver).
     public static func contribution(of state: DeliveryState) -> Contribution {
         var result = Contribution()
-        guard let deliveredAt = state.deliveredAt else {
-            if let dismissedAt = state.dismissedAt {
-                result.counters[key(dismissedAt, state), default: .zero].dismissed += 1
-            }
-            return result
-        }
-        var delivery = RollupCounters(delivered: 1)
-        if state.isConfirmed {
-            delivery.confirmed = 1
-            if state.foreground { delivery.foreground = 1 } else { delivery.background = 1 }
-            if state.extensionReport { delivery.extensionConfirmed = 1 }
-            delivery.duplicateReports = state.arrivalReports - 1
-        }
-        result.counters[key(deliveredAt, state), default: .zero] += delivery
-        if let arrival = state.firstArrivalAt {
-            result.arrivals[
-                ArrivalKey(platform: state.platform ?? "", second: DeliverLatency.second(arrival))] =
-                1
-        }
-        if let firstClickAt = state.firstClickAt {
-            result.counters[key(firstClickAt, state), default: .zero] += RollupCounters(
-                opened: 1, clicks: state.clicks)
-            if let arrival = state.firstArrivalAt {
-                result.latency[
-                    OpenLatency.bin(seconds: seconds(from: arrival, to: firstClickAt)), default: 0] +=
-                    1
-            }
-        }
-        if let dismissedAt = state.dismissedAt {
-            result.counters[key(dismissedAt, state), default: .zero].dismissed += 1
-        }
-        // Counters only grow above, so none is zero; the filter stays as the rule's guard.
-        if result.counters.values.contains(where: \.isZero) {
-            result.counters = result.counters.filter { !$0.value.isZero }
-        }
+        result.add(contributionOf: state)
         return result
     }
 
-    private static func key(_ date: Date, _ state: DeliveryState) -> RollupKey {
+    static func key(_ date: Date, _ state: DeliveryState) -> RollupKey {
         RollupKey(
             bucket: bucket(date), platform: state.platform ?? "",
             appVersion: state.appVersion ?? "",

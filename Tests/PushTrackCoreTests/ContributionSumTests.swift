@@ -4,8 +4,9 @@ import Testing
 
 @testable import PushTrackCore
 
-/// `Contribution.add(_:subtracting:)`, the writer's in-place sum, gives exactly what `+` and `-`
-/// give, and counters add and subtract field by field.
+/// `Contribution.add(_:subtracting:)` and `add(contributionOf:subtracting:)`, the writer's
+/// in-place sums, give exactly what `+` and `-` give, and counters add and subtract field by
+/// field.
 @Suite struct ContributionSumTests {
     /// A delivery state of a few shapes (nothing, dismissed only, arrived, clicked, both), on
     /// few buckets, platforms and seconds, so that sums meet, cancel and leave zeros.
@@ -26,24 +27,56 @@ import Testing
             platform: Bool.random(using: &random) ? "ios" : nil, appVersion: "3.2", locale: nil)
     }
 
+    /// Also the writer's path: a state's contribution added or subtracted in place, never built.
     @Test(arguments: [1, 2, 3, 4])
     func theInPlaceSumIsThatOfPlusAndMinus(seed: UInt64) {
         var random = SplitMix64(seed: seed)
         var inPlace = Contribution()
+        var fromStates = Contribution()
         var expected = Contribution()
         for _ in 0..<400 {
-            let after = Rollup.contribution(of: state(&random))
-            let before = Rollup.contribution(of: state(&random))
+            let afterState = state(&random)
+            let beforeState = state(&random)
+            let after = Rollup.contribution(of: afterState)
+            let before = Rollup.contribution(of: beforeState)
             expected = expected + (after - before)
             inPlace.add(after)
             inPlace.add(before, subtracting: true)
+            fromStates.add(contributionOf: afterState)
+            fromStates.add(contributionOf: beforeState, subtracting: true)
             #expect(inPlace == expected)
+            #expect(fromStates == expected)
         }
         // Everything subtracted again leaves nothing, not zero entries.
         let copy = inPlace
         inPlace.add(copy, subtracting: true)
         #expect(inPlace == Contribution())
         #expect(inPlace.counters.isEmpty && inPlace.latency.isEmpty && inPlace.arrivals.isEmpty)
+    }
+
+    /// A click in the delivery's bucket adds to the same entry as the delivery; subtracting the
+    /// state again leaves nothing.
+    @Test func aStateAddsItsEntriesOnce() {
+        let at = Date(timeIntervalSince1970: 1_780_000_000)
+        let clicked = DeliveryState(
+            firstArrivalAt: at, arrivalReports: 2, foreground: false, extensionReport: true,
+            firstClickAt: at.addingTimeInterval(20), clicks: 3, dismissedAt: nil,
+            platform: "ios", appVersion: nil, locale: "en")
+        var one = Contribution()
+        one.add(contributionOf: clicked)
+        let key = RollupKey(
+            bucket: Rollup.bucket(at), platform: "ios", appVersion: "", locale: "en")
+        #expect(
+            one.counters == [
+                key: RollupCounters(
+                    delivered: 1, confirmed: 1, background: 1, opened: 1, clicks: 3,
+                    duplicateReports: 1, extensionConfirmed: 1)
+            ])
+        #expect(one.latency == [OpenLatency.bin(seconds: 20): 1])
+        #expect(one.arrivals == [ArrivalKey(platform: "ios", second: DeliverLatency.second(at)): 1])
+        #expect(Rollup.contribution(of: clicked) == one)
+        one.add(contributionOf: clicked, subtracting: true)
+        #expect(one.counters.isEmpty && one.latency.isEmpty && one.arrivals.isEmpty)
     }
 
     @Test func countersAddAndSubtractFieldByField() {

@@ -144,8 +144,8 @@ extension IngestBatch {
     private static func addChange(
         to sum: inout Contribution, before: DeliveryState, after: DeliveryState
     ) {
-        sum.add(Rollup.contribution(of: after))
-        sum.add(Rollup.contribution(of: before), subtracting: true)
+        sum.add(contributionOf: after)
+        sum.add(contributionOf: before, subtracting: true)
     }
 
     /// A delivery state from a `deliveries` row, its columns found by position (the writer reads

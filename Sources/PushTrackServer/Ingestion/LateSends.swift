@@ -485,9 +485,8 @@ enum LateSends {
             }
             guard state != before || influenced != wasInfluenced else { continue }
             let message = IngestBatch.MessageKey(appId: appId, messageId: pair.messageId)
-            deltas[message, default: Contribution()].add(Rollup.contribution(of: state))
-            deltas[message, default: Contribution()].add(
-                Rollup.contribution(of: before), subtracting: true)
+            deltas[message, default: Contribution()].add(contributionOf: state)
+            deltas[message, default: Contribution()].add(contributionOf: before, subtracting: true)
             if let change = IngestBatch.PairChange(before: before, after: state) {
                 changes[pair] = change
             }
