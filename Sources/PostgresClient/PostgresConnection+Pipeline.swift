@@ -101,7 +101,7 @@ extension PostgresConnection {
         var rows: [PostgresRows] = []
         var firstError: Diagnostics?
         for key in expected {
-            var answer = PostgresRows(columns: [], values: [], affectedRows: 0, commandTag: "")
+            var answer = PostgresRows()
             var failed = false
             while let result = PQgetResult(handle) {
                 switch PQresultStatus(result) {

@@ -414,7 +414,7 @@ public final class PostgresConnection {
     private func results(
         after first: OpaquePointer?, operation: PostgresError.Kind
     ) throws(PostgresError) -> PostgresRows {
-        var rows = PostgresRows(columns: [], values: [], affectedRows: 0, commandTag: "")
+        var rows = PostgresRows()
         var diagnostics: Diagnostics?
         var refusedCopy = false
         var next = first
@@ -446,24 +446,24 @@ public final class PostgresConnection {
         let columnCount = PQnfields(result)
         let rowCount = PQntuples(result)
         let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
-        var values: [String?] = []
-        values.reserveCapacity(Int(rowCount) * Int(columnCount))
+        var values = PostgresRows.Values.Builder(
+            capacity: Int(rowCount) * Int(columnCount),
+            textCapacity: Int(rowCount) * Int(columnCount) * 8)
         for row in 0..<rowCount {
             for column in 0..<columnCount {
                 if PQgetisnull(result, row, column) == 1 {
-                    values.append(nil)
+                    values.appendNull()
                     continue
                 }
                 let length = Int(PQgetlength(result, row, column))
-                let value = PQgetvalue(result, row, column)!.withMemoryRebound(
+                PQgetvalue(result, row, column)!.withMemoryRebound(
                     to: UInt8.self, capacity: length
-                ) { String(decoding: UnsafeBufferPointer(start: $0, count: length), as: UTF8.self) }
-                values.append(value)
+                ) { values.append(UnsafeBufferPointer(start: $0, count: length)) }
             }
         }
         return PostgresRows(
-            columns: columns, values: values, affectedRows: affectedRows(result),
-            commandTag: String(cString: PQcmdStatus(result)))
+            columns: columns, values: PostgresRows.Values(values),
+            affectedRows: affectedRows(result), commandTag: String(cString: PQcmdStatus(result)))
     }
 
     private static func affectedRows(_ result: OpaquePointer) -> Int {

@@ -1,6 +1,11 @@
 import Foundation
 
 /// The complete result of one statement, copied out of libpq as text.
+///
+/// The values' text is kept as bytes, one buffer for the whole result, and read when asked
+/// for: a `String` is made only for a value read as one, and numbers, booleans and timestamps
+/// are read from the bytes. Making a `String` of every value, most of them never read or read as
+/// a number, was a heap allocation and a release per value of every result.
 public struct PostgresRows: RandomAccessCollection, Sendable {
     /// Column names in result order.
     public let columns: [String]
@@ -9,11 +14,17 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
     public let affectedRows: Int
     /// The command tag, such as `INSERT 0 3` or `SELECT 1`.
     public let commandTag: String
-    /// Row-major values, `columns.count` per row; nil is SQL NULL.
-    private let values: [String?]
+    private let values: Values
 
-    init(columns: [String], values: [String?], affectedRows: Int, commandTag: String) {
-        precondition(columns.isEmpty ? values.isEmpty : values.count % columns.count == 0)
+    /// A result without rows.
+    init(affectedRows: Int = 0, commandTag: String = "") {
+        self.init(
+            columns: [], values: Values(), affectedRows: affectedRows, commandTag: commandTag)
+    }
+
+    init(columns: [String], values: Values, affectedRows: Int, commandTag: String) {
+        precondition(
+            columns.isEmpty ? values.count == 0 : values.count % columns.count == 0)
         self.columns = columns
         self.values = values
         self.affectedRows = affectedRows
@@ -27,8 +38,58 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
 
     public subscript(i: Int) -> PostgresRow {
         precondition(i >= 0 && i < count, "row \(i) is out of range (\(count) rows)")
-        let start = i * columns.count
-        return PostgresRow(columns: columns, values: values[start..<start + columns.count])
+        return PostgresRow(columns: columns, values: values, first: i * columns.count)
+    }
+
+    /// Row-major values: every value's bytes one after another, and where each ends. A class, so
+    /// that a row holds it with one reference; immutable, so that reading it takes no
+    /// exclusivity check.
+    final class Values: Sendable {
+        private let text: [UInt8]
+        /// The end of each value's text in `text`; for NULL, `-1 - end` (its text is empty).
+        private let ends: [Int]
+
+        init() {
+            text = []
+            ends = []
+        }
+
+        init(_ builder: Builder) {
+            text = builder.text
+            ends = builder.ends
+        }
+
+        var count: Int { ends.count }
+
+        /// Calls `body` with the bytes of value `index`, or returns nil for NULL.
+        func withBytes<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> T?) -> T? {
+            let end = ends[index]
+            guard end >= 0 else { return nil }
+            let start = index == 0 ? 0 : Self.end(ends[index - 1])
+            return text.withUnsafeBufferPointer {
+                body(UnsafeBufferPointer(rebasing: $0[start..<end]))
+            }
+        }
+
+        private static func end(_ stored: Int) -> Int { stored >= 0 ? stored : -1 - stored }
+
+        /// The values as they are copied out of libpq, in row-major order.
+        struct Builder {
+            fileprivate var text: [UInt8] = []
+            fileprivate var ends: [Int] = []
+
+            init(capacity: Int, textCapacity: Int) {
+                ends.reserveCapacity(capacity)
+                text.reserveCapacity(textCapacity)
+            }
+
+            mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {
+                text.append(contentsOf: bytes)
+                ends.append(text.count)
+            }
+
+            mutating func appendNull() { ends.append(-1 - text.count) }
+        }
     }
 }
 
@@ -38,57 +99,98 @@ public struct PostgresRows: RandomAccessCollection, Sendable {
 /// programming error and traps with the result's column names, like an array index would.
 public struct PostgresRow: Sendable {
     public let columns: [String]
-    private let values: ArraySlice<String?>
+    private let values: PostgresRows.Values
+    /// The position of the row's first value in `values`.
+    private let first: Int
 
-    init(columns: [String], values: ArraySlice<String?>) {
+    init(columns: [String], values: PostgresRows.Values, first: Int) {
         self.columns = columns
         self.values = values
+        self.first = first
     }
 
     /// The value's text, or nil for NULL. The first column of that name, found by comparing
     /// names: a result has a few dozen columns at most, and building a dictionary of them for
     /// every result cost the ingestion writer more than every lookup it saved.
-    public subscript(column: String) -> String? {
-        guard let position = columns.firstIndex(of: column) else {
-            preconditionFailure("no column \"\(column)\" in the result; columns: \(columns)")
-        }
-        return values[values.startIndex + position]
-    }
+    public subscript(column: String) -> String? { self[position(of: column)] }
 
     /// The value's text at a zero-based position, or nil for NULL.
     public subscript(index: Int) -> String? {
+        read(index) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    private func position(of column: String) -> Int {
+        guard let position = columns.firstIndex(of: column) else {
+            preconditionFailure("no column \"\(column)\" in the result; columns: \(columns)")
+        }
+        return position
+    }
+
+    /// `body` applied to the bytes of the value at `index`; nil for NULL.
+    private func read<T>(_ index: Int, _ body: (UnsafeBufferPointer<UInt8>) -> T?) -> T? {
         precondition(index >= 0 && index < columns.count, "column \(index) is out of range")
-        return values[values.startIndex + index]
+        return values.withBytes(first + index, body)
     }
 
     public func string(_ column: String) -> String? { self[column] }
     public func string(_ index: Int) -> String? { self[index] }
 
     /// Nil for NULL or text that is not an integer (`int2`, `int4`, `int8`).
-    public func int(_ column: String) -> Int? { self[column].flatMap { Int($0) } }
-    public func int(_ index: Int) -> Int? { self[index].flatMap { Int($0) } }
+    public func int(_ column: String) -> Int? { int(position(of: column)) }
+    public func int(_ index: Int) -> Int? { read(index, Self.parseInt) }
 
     /// `boolean` output (`t`/`f`); also accepts `true`/`false`. Nil for NULL or anything else.
-    public func bool(_ column: String) -> Bool? { self[column].flatMap(Self.parseBool) }
-    public func bool(_ index: Int) -> Bool? { self[index].flatMap(Self.parseBool) }
+    public func bool(_ column: String) -> Bool? { bool(position(of: column)) }
+    public func bool(_ index: Int) -> Bool? { read(index, Self.parseBool) }
 
     /// `float8`, `float4` or `numeric` text, including `Infinity`, `-Infinity` and `NaN`.
     public func double(_ column: String) -> Double? { self[column].flatMap { Double($0) } }
     public func double(_ index: Int) -> Double? { self[index].flatMap { Double($0) } }
 
     /// `timestamptz`, `timestamp` (read as UTC) or `date` text in the default ISO `DateStyle`.
-    public func date(_ column: String) -> Date? { self[column].flatMap(PostgresTimestamp.parse) }
-    public func date(_ index: Int) -> Date? { self[index].flatMap(PostgresTimestamp.parse) }
+    public func date(_ column: String) -> Date? { date(position(of: column)) }
+    public func date(_ index: Int) -> Date? { read(index, PostgresTimestamp.parse) }
 
     /// `bytea` in the default hex output format (`\x0aff`).
     public func bytes(_ column: String) -> [UInt8]? { self[column].flatMap(PostgresBytes.parse) }
     public func bytes(_ index: Int) -> [UInt8]? { self[index].flatMap(PostgresBytes.parse) }
 
-    private static func parseBool(_ text: String) -> Bool? {
-        switch text {
-        case "t", "true": true
-        case "f", "false": false
+    /// What `Int(text)` reads: an optional sign and decimal digits, nil past `Int`'s range.
+    static func parseInt(_ text: UnsafeBufferPointer<UInt8>) -> Int? {
+        var index = 0
+        let negative = text.first == UInt8(ascii: "-")
+        if negative || text.first == UInt8(ascii: "+") { index = 1 }
+        guard index < text.count else { return nil }
+        var value = 0
+        while index < text.count {
+            let digit = text[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            // Negative values are built downwards, so that Int.min fits.
+            let (next, overflowedToo) =
+                negative
+                ? shifted.subtractingReportingOverflow(Int(digit))
+                : shifted.addingReportingOverflow(Int(digit))
+            guard !overflowed, !overflowedToo else { return nil }
+            value = next
+            index += 1
+        }
+        return value
+    }
+
+    static func parseBool(_ text: UnsafeBufferPointer<UInt8>) -> Bool? {
+        // `t` and `f` are what PostgreSQL sends: decided on the first byte.
+        switch text.count {
+        case 1 where text[0] == UInt8(ascii: "t"): true
+        case 1 where text[0] == UInt8(ascii: "f"): false
+        case 4 where Self.equal(text, "true"): true
+        case 5 where Self.equal(text, "false"): false
         default: nil
         }
+    }
+
+    private static func equal(_ text: UnsafeBufferPointer<UInt8>, _ literal: StaticString) -> Bool {
+        text.elementsEqual(
+            UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount))
     }
 }

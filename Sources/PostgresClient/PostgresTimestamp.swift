@@ -97,9 +97,15 @@ enum PostgresTimestamp {
     /// `2024-05-01 12:00:00.25+02`, offsets down to seconds, ` BC`, and `±infinity` as
     /// `Date.distantFuture` / `Date.distantPast`.
     static func parse(_ text: String) -> Date? {
-        if text == "infinity" { return .distantFuture }
-        if text == "-infinity" { return .distantPast }
-        var scanner = Scanner(Array(text.utf8))
+        var text = text
+        return text.withUTF8 { parse($0) }
+    }
+
+    /// ``parse(_:)`` of the text's bytes, read in place.
+    static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+        if text.count == 8, text.elementsEqual("infinity".utf8) { return .distantFuture }
+        if text.count == 9, text.elementsEqual("-infinity".utf8) { return .distantPast }
+        var scanner = Scanner(text)
         guard var year = scanner.number(minDigits: 4, maxDigits: 6), scanner.skip("-"),
             let month = scanner.number(digits: 2), scanner.skip("-"),
             let day = scanner.number(digits: 2), (1...12).contains(month), (1...31).contains(day)
@@ -174,10 +180,10 @@ enum PostgresTimestamp {
 
     /// A cursor over ASCII bytes.
     private struct Scanner {
-        let bytes: [UInt8]
+        let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
 
-        init(_ bytes: [UInt8]) { self.bytes = bytes }
+        init(_ bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
         var isAtEnd: Bool { index == bytes.count }
 
@@ -185,7 +191,8 @@ enum PostgresTimestamp {
             let expected = UnsafeBufferPointer(
                 start: literal.utf8Start, count: literal.utf8CodeUnitCount)
             guard bytes.count - index >= expected.count,
-                bytes[index..<index + expected.count].elementsEqual(expected)
+                UnsafeBufferPointer(rebasing: bytes[index..<index + expected.count])
+                    .elementsEqual(expected)
             else { return false }
             index += expected.count
             return true
