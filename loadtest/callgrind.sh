@@ -5,12 +5,15 @@
 # BATCH (50) events one after another, stops the server and prints the total and the
 # instructions per event, then the costliest functions (inclusive). The output file stays in
 # .data/callgrind/ for callgrind_annotate. Figures, not a test.
-# Environment: REQUESTS (240), BATCH (50; 1 = single-event requests), CONVERSION (a category
-# to declare for the app first: the writers then track its devices; unset: none).
+# Environment: REQUESTS (240), BATCH (50; 1 = single-event requests), CONNECTIONS (1: one
+# request after another, so each group commit holds one; 16: that many in flight, so commits
+# hold several requests as under load), CONVERSION (a category to declare for the app first:
+# the writers then track its devices; unset: none).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 REQUESTS=${REQUESTS:-240}
 BATCH=${BATCH:-50}
+CONNECTIONS=${CONNECTIONS:-1}
 
 bench_name=callgrind
 # shellcheck source=loadtest/fresh.sh
@@ -19,14 +22,14 @@ command -v valgrind >/dev/null || { apt-get update -qq && apt-get install -y -qq
 app_json=$("$bin" app create callgrind --format json)
 key=$(json_field writeKey <<<"$app_json")
 mkdir -p .data/callgrind
-out=".data/callgrind/collector-${BATCH}x${REQUESTS}${CONVERSION:+-$CONVERSION}.out"
+out=".data/callgrind/collector-${BATCH}x${REQUESTS}x${CONNECTIONS}${CONVERSION:+-$CONVERSION}.out"
 
 valgrind --tool=callgrind --callgrind-out-file="$out" "$bin" serve --port "$http_port" \
     --bind 127.0.0.1 --log-level warning 2>>"$work/server.log" &
 server_pid=$!
 for _ in $(seq 600); do curl -sf "localhost:$http_port/readyz" >/dev/null && break; sleep 0.1; done
 declare_conversion "$(json_field appId <<<"$app_json")"
-python3 loadtest/callgrind_client.py "$http_port" "$key" "$REQUESTS" "$BATCH"
+python3 loadtest/callgrind_client.py "$http_port" "$key" "$REQUESTS" "$BATCH" "$CONNECTIONS"
 kill -INT "$server_pid"
 wait "$server_pid" || true
 server_pid=""

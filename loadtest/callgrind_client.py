@@ -1,13 +1,16 @@
-"""Posts REQUESTS requests of BATCH events each (1 = a single event object), one after another on
-one keep-alive connection, shaped like events.lua's; exits 1 on any answer but 200.
-Usage: callgrind_client.py PORT WRITE_KEY REQUESTS BATCH"""
+"""Posts REQUESTS requests of BATCH events each (1 = a single event object), shaped like
+events.lua's, on CONNECTIONS keep-alive connections (default 1: one after another; more: that many
+requests in flight, so that a group commit holds several as under load); exits 1 on any answer but
+200.
+Usage: callgrind_client.py PORT WRITE_KEY REQUESTS BATCH [CONNECTIONS]"""
 import http.client
 import json
 import sys
+import threading
 import time
 
 port, key, requests, batch = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-connection = http.client.HTTPConnection("127.0.0.1", port)
+connections = int(sys.argv[5]) if len(sys.argv) > 5 else 1
 now = int(time.time() * 1000)
 headers = {
     "Content-Type": "application/json",
@@ -28,13 +31,29 @@ def event(n):
     }
 
 
-for r in range(requests):
-    if batch == 1:
-        body = event(r)
-    else:
-        body = {"sentAt": now, "events": [event(r * batch + i) for i in range(batch)]}
-    connection.request("POST", "/customer-track/upload-event", json.dumps(body), headers)
-    response = connection.getresponse()
-    response.read()
-    if response.status != 200:
-        sys.exit(f"answer {response.status} to request {r}")
+failures = []
+
+
+def post(first):
+    """Posts requests first, first + connections, ... on a connection of its own."""
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    for r in range(first, requests, connections):
+        if batch == 1:
+            body = event(r)
+        else:
+            body = {"sentAt": now, "events": [event(r * batch + i) for i in range(batch)]}
+        connection.request("POST", "/customer-track/upload-event", json.dumps(body), headers)
+        response = connection.getresponse()
+        response.read()
+        if response.status != 200:
+            failures.append(f"answer {response.status} to request {r}")
+            return
+
+
+threads = [threading.Thread(target=post, args=(c,)) for c in range(connections)]
+for thread in threads:
+    thread.start()
+for thread in threads:
+    thread.join()
+if failures:
+    sys.exit(failures[0])
