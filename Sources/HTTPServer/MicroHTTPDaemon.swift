@@ -468,12 +468,18 @@ private func requestCompleted(
 /// Collects the values of one kind (headers, query arguments) in the order received.
 private final class ValueCollector {
     var values: [(name: String, value: String)] = []
+
+    init(capacity: Int) { values.reserveCapacity(capacity) }
 }
 
 private func values(of connection: OpaquePointer, kind: MHD_ValueKind) -> [(
     name: String, value: String
 )] {
-    let collector = ValueCollector()
+    // Counted first (no iterator): a request without a query string costs no collector, and
+    // the headers' array is allocated once.
+    let count = Int(MHD_get_connection_values_n(connection, kind, nil, nil))
+    guard count > 0 else { return [] }
+    let collector = ValueCollector(capacity: count)
     withExtendedLifetime(collector) {
         _ = MHD_get_connection_values_n(
             connection, kind,

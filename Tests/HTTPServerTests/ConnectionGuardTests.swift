@@ -1,3 +1,4 @@
+import CMicroHTTPD
 import Foundation
 import HTTPClient
 import Synchronization
@@ -180,6 +181,24 @@ import Testing
             #expect(response.text == (trusted.isEmpty ? "127.0.0.1" : "198.51.100.4"))
         }
         #expect(eventually { seen.withLock { $0 } == ["127.0.0.1", "198.51.100.4"] })
+    }
+
+    /// The peer's IPv4 address is written without `inet_ntop`: it must write what that writes.
+    @Test func ipv4AddressesAreWrittenAsInetNtopWritesThem() {
+        for octets: [UInt8] in [
+            [127, 0, 0, 1], [0, 0, 0, 0], [255, 255, 255, 255], [10, 99, 100, 9],
+            [192, 168, 1, 10], [1, 20, 200, 255],
+        ] {
+            var ours = [CChar](repeating: 1, count: 48)
+            var theirs = [CChar](repeating: 1, count: 48)
+            pt_format_ipv4(octets, &ours, ours.count)
+            _ = inet_ntop(AF_INET, octets, &theirs, socklen_t(theirs.count))
+            #expect(String(cString: ours) == String(cString: theirs))
+        }
+        // Too small a buffer for every address: nothing rather than a cut one.
+        var small = [CChar](repeating: 1, count: 15)
+        pt_format_ipv4([1, 2, 3, 4], &small, small.count)
+        #expect(String(cString: small) == "")
     }
 
     @Test func badTrustedProxyIsRefusedAtStart() {
