@@ -376,14 +376,20 @@ struct IngestBatch {
     /// the key claim (``claimReportKeys(_:merging:after:on:now:)``), and its rows name the
     /// messages it settled (``settledMessages(_:)``).
     private func messageRegistration(_ items: [Item]) -> Registration? {
+        // Each message's first campaign in the batch, else the message itself: one lookup per
+        // report.
         var campaigns: [KeyRef: String] = [:]
+        campaigns.reserveCapacity(items.count)
         for item in items {
             guard let messageId = item.messageId, item.attributedMessageId == nil else { continue }
             let key = KeyRef(appId: item.appId, key: messageId)
-            if campaigns[key] == nil
-                || (campaigns[key] == messageId && item.event.campaignId != nil)
-            {
-                campaigns[key] = item.event.campaignId ?? messageId
+            let campaignId = item.event.campaignId
+            if let index = campaigns.index(forKey: key) {
+                if let campaignId, campaigns.values[index] == messageId {
+                    campaigns.values[index] = campaignId
+                }
+            } else {
+                campaigns[key] = campaignId ?? messageId
             }
         }
         if let knownMessages {
