@@ -106,6 +106,8 @@ private struct Reader {
             index += 1
             return .object(members)
         }
+        // An event has about a dozen members: room for 16 at once, not 1, 2, 4, 8, 16 in turn.
+        members.reserveCapacity(16)
         // Small objects (events) check duplicates by scanning; big ones switch to a set so a
         // hostile document with many keys stays linear.
         var keySet: Set<String>? = nil
