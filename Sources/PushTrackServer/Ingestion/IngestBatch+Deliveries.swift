@@ -39,31 +39,57 @@ extension IngestBatch {
     /// The batch's push reports by pair, with each pair's reports folded in Swift into one
     /// partial state (``DeliveryRows``, in pair order) for the merge.
     struct PairReports {
-        /// Positions in the batch's items of each pair's reports, in batch order.
-        var reports: [PairKey: [Int]] = [:]
+        /// Each pair's first and last report, as positions in the batch's items; `next` chains
+        /// a pair's reports in batch order. No array per pair: most pairs have one report.
+        private var ends: [PairKey: (first: Int, last: Int)] = [:]
+        /// For each item, the position of its pair's next report; -1 for the last one (and for
+        /// items that are not push reports).
+        private var next: [Int]
         var partial = DeliveryRows()
 
         init(_ items: [Item]) {
-            reports.reserveCapacity(items.count)
+            ends.reserveCapacity(items.count)
+            next = [Int](repeating: -1, count: items.count)
             for (index, item) in items.enumerated() {
                 guard item.report != nil, let messageId = item.messageId,
                     let deviceId = item.event.deviceId
                 else { continue }
-                reports[
-                    PairKey(appId: item.appId, messageId: messageId, deviceId: deviceId),
-                    default: []
-                ].append(index)
+                let pair = PairKey(appId: item.appId, messageId: messageId, deviceId: deviceId)
+                if let found = ends.index(forKey: pair) {
+                    next[ends.values[found].last] = index
+                    ends.values[found].last = index
+                } else {
+                    ends[pair] = (index, index)
+                }
             }
-            partial.reserveCapacity(reports.count)
-            for pair in reports.keys.sorted() {
+            partial.reserveCapacity(ends.count)
+            for (pair, span) in ends.sorted(by: { $0.key < $1.key }) {
                 var state = DeliveryState()
-                for index in reports[pair]! { state.apply(items[index].report!) }
+                for index in Chain(successors: next, current: span.first) {
+                    state.apply(items[index].report!)
+                }
                 partial.append(pair, state)
             }
         }
 
-        var isEmpty: Bool { reports.isEmpty }
-        var count: Int { reports.count }
+        var isEmpty: Bool { ends.isEmpty }
+        var count: Int { ends.count }
+
+        /// The positions of `pair`'s reports in the batch's items, in batch order.
+        func reports(of pair: PairKey) -> Chain {
+            Chain(successors: next, current: ends[pair]?.first ?? -1)
+        }
+
+        struct Chain: Sequence, IteratorProtocol {
+            let successors: [Int]
+            var current: Int
+
+            mutating func next() -> Int? {
+                guard current >= 0 else { return nil }
+                defer { current = successors[current] }
+                return current
+            }
+        }
     }
 
     /// Pairs already merged (by the key claim's statement), with the reports they were folded
@@ -94,7 +120,6 @@ extension IngestBatch {
     ) throws -> RollupDeltas {
         let grouped = merged?.reports ?? PairReports(items)
         guard !grouped.isEmpty else { return RollupDeltas([:]) }
-        let reportsByPair = grouped.reports
         let rows: [PostgresRow]
         if let merged {
             rows = merged.rows
@@ -120,7 +145,7 @@ extension IngestBatch {
             let after = Self.state(from: row, at: columns.current)
             // The outcome of each report is what it did to the pair, in batch order.
             var replay = before
-            for index in reportsByPair[pair] ?? [] {
+            for index in grouped.reports(of: pair) {
                 items[index].outcome = replay.apply(items[index].report!)
             }
             if tracking.mayTrack(pair.appId),
