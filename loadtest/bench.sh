@@ -46,7 +46,34 @@ b=$(run_wrk 50 0 "$DURATION")
 half_b=$(half_rate "$b")
 echo "bench: (hb) 50-event batches paced to half of (b) ($half_b req/s), ${DURATION}s after ${SETTLE}s" >&2
 run_wrk 50 "$half_b" "$SETTLE" >/dev/null
+# What PostgreSQL did by itself while (hb) ran, the usual suspects of a stall in its p99:
+# checkpoints begun, autovacuum or autoanalyze workers seen (sampled every 0.5 s), and the WAL
+# written since fresh.sh made 2 GB of segments ready (past that, each new segment is created
+# while commits wait).
+marks() {
+    psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter), pg_current_wal_lsn() - '0/0'"
+}
+hb_before=$(marks)
+(
+    end=$((SECONDS + DURATION))
+    while ((SECONDS < end)); do
+        psql "$DATABASE_URL" -tAc "SELECT regexp_replace(query, '^autovacuum: ', '') FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query <> ''"
+        sleep 0.5
+    done
+) >"$work/autovacuum.txt" 2>/dev/null &
+sampler=$!
 hb=$(run_wrk 50 "$half_b" "$DURATION")
+wait "$sampler" || true
+hb_after=$(marks)
+hb_background=$(python3 - "$hb_before" "$hb_after" "$wal_ready_lsn" "$work/autovacuum.txt" <<'PY'
+import collections, sys
+(c0, _), (c1, w1) = (map(int, m.split()) for m in sys.argv[1:3])
+seen = collections.Counter(line.strip() for line in open(sys.argv[4]) if line.strip())
+vacuums = ", ".join(f"{q} ({n / 2:g} s)" for q, n in seen.most_common()) or "none"
+print(f"{c1 - c0} checkpoints begun; autovacuum seen: {vacuums}; "
+      f"WAL since the segments were made ready {(w1 - int(sys.argv[3])) / 2**20:,.0f} MB of 2,048")
+PY
+)
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
 kill "$server_pid"
 wait "$server_pid" 2>/dev/null || true
@@ -62,7 +89,7 @@ copy_end=$(date +%s.%N)
 echo "bench: (d) pgbench, INSERT … ON CONFLICT DO NOTHING, 8 clients, ${DURATION}s" >&2
 d_tps=$(pgbench_insert "$DURATION")
 
-python3 - "$a" "$b" "$h" "$hb" "$rss_kb" "$COPY_ROWS" "$copy_start" "$copy_end" "$d_tps" "$stored" <<'PY'
+python3 - "$a" "$b" "$h" "$hb" "$rss_kb" "$COPY_ROWS" "$copy_start" "$copy_end" "$d_tps" "$stored" "$hb_background" <<'PY'
 import sys
 def parse(line):
     return {k: float(v) for k, v in (p.split("=") for p in line.split()[1:])}
@@ -82,6 +109,7 @@ rows = [
     ("(c) COPY rows/s (baseline)", f"{c:,.0f}", f"{copy_rows:,} rows in {copy_s:.2f} s"),
     ("(d) pgbench tps (baseline)", f"{d:,.0f}", "8 clients, one INSERT … ON CONFLICT per transaction"),
     ("events stored by (a), (h), (b), (hb)", f"{stored:,}", ""),
+    ("PostgreSQL's own work in (hb)", "", sys.argv[11]),
 ]
 print()
 print(f"{'figure':34} {'value':>12}  notes")

@@ -6,8 +6,8 @@
 # name=value words (e.g. "shared_buffers=6GB", or "max_wal_size=1GB wal_compression=off" for
 # PostgreSQL's defaults), set with ALTER SYSTEM and a restart before anything runs; SERVER_FLAGS:
 # flags every start_server adds (below).
-# Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), and server_pid for a server the
-# script starts (stopped on exit).
+# Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), wal_ready_lsn (below), and
+# server_pid for a server the script starts (stopped on exit).
 # shellcheck shell=bash
 
 # shellcheck disable=SC2086  # deps_option is one word or none
@@ -59,7 +59,11 @@ wal_segments() {
 # per report, 890,000 reports), and with 1 GB the segments ran out before its half-rate batches
 # (hb), whose commits then all waited ~57 ms every 0.7 s. loadtest/half_rate_latency.sh measures
 # new segments against ready ones.
-ready_wal_segments() { wal_segments 128 && psql "$DATABASE_URL" -qc CHECKPOINT; }
+# Sets wal_ready_lsn: the WAL position (bytes) once the segments are ready.
+ready_wal_segments() {
+    wal_segments 128 && psql "$DATABASE_URL" -qc CHECKPOINT
+    wal_ready_lsn=$(psql "$DATABASE_URL" -tAc "SELECT pg_current_wal_lsn() - '0/0'")
+}
 if [[ ${warm_wal:-1} == 1 ]]; then ready_wal_segments; fi
 
 # Prints field $1 of the JSON object on standard input.
