@@ -152,8 +152,6 @@ static inline void *pt_mhd_socket_context(struct MHD_Connection *connection) {
     return info == NULL ? NULL : info->socket_context;
 }
 
-/// The client's address as text (the peer of the socket: a proxy's when one is in front) into
-/// `buffer` of `size` bytes (INET6_ADDRSTRLEN fits every one); an empty string when unknown.
 /// The dotted quad of four octets into `buffer` (16 bytes at least, else empty): what
 /// `inet_ntop(AF_INET, …)` writes, without the `sprintf` it costs per request.
 static inline void pt_format_ipv4(const unsigned char *octets, char *buffer, size_t size) {
@@ -170,6 +168,8 @@ static inline void pt_format_ipv4(const unsigned char *octets, char *buffer, siz
     *cursor = '\0';
 }
 
+/// The client's address as text (the peer of the socket: a proxy's when one is in front) into
+/// `buffer` of `size` bytes (INET6_ADDRSTRLEN fits every one); an empty string when unknown.
 static inline void pt_mhd_client_address(
     struct MHD_Connection *connection, char *buffer, size_t size)
 {

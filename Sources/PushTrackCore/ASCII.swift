@@ -39,4 +39,16 @@ enum ASCII {
     static let delete: UInt8 = 0x7F
     /// The first byte value that is not ASCII.
     static let end: UInt8 = 0x80
+
+    /// The value of 1 to 18 decimal digits, without a sign; nil for anything else (18 digits
+    /// always fit an `Int64`). Epoch milliseconds, as numbers or as strings of digits.
+    static func decimalValue(_ digits: some Collection<UInt8>) -> Int64? {
+        guard (1...18).contains(digits.count) else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard byte >= zero && byte <= nine else { return nil }
+            value = value * 10 + Int64(byte &- zero)
+        }
+        return value
+    }
 }

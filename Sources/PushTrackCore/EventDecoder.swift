@@ -130,7 +130,9 @@ public enum EventDecoder {
         switch value {
         case .string(let text):
             if let instant = RFC3339.parseInstant(text) { return instant }
-            if let milliseconds = digitsValue(text), let instant = instant(milliseconds) {
+            if let milliseconds = ASCII.decimalValue(text.utf8),
+                let instant = instant(milliseconds)
+            {
                 return instant
             }
             throw FieldFailure(.invalidTimestamp, "\(rule); got \(quoted(text))")
@@ -149,18 +151,6 @@ public enum EventDecoder {
         guard milliseconds >= 0, milliseconds <= RFC3339.maxEpochMilliseconds else { return nil }
         return RFC3339.Instant(
             seconds: milliseconds / 1000, nanoseconds: milliseconds % 1000 * 1_000_000)
-    }
-
-    /// The value of a string of 1 to 18 ASCII digits.
-    private static func digitsValue(_ text: String) -> Int64? {
-        let utf8 = text.utf8
-        guard (1...18).contains(utf8.count) else { return nil }
-        var value: Int64 = 0
-        for byte in utf8 {
-            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
-        }
-        return value
     }
 
     static func describe(_ value: JSONValue) -> String {

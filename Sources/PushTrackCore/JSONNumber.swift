@@ -125,13 +125,9 @@ public struct JSONNumber: Sendable, Hashable, CustomStringConvertible {
     /// The common case first: up to 18 digits with an optional minus, no fraction or exponent
     /// (every epoch-milliseconds timestamp), read without the general path's digit array.
     private static func plainInteger(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
-        let negative = bytes.first == UInt8(ascii: "-")
-        let digits = negative ? UnsafeBufferPointer(rebasing: bytes.dropFirst()) : bytes
-        guard (1...18).contains(digits.count) else { return nil }
-        var value: Int64 = 0
-        for byte in digits {
-            guard byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + Int64(byte &- UInt8(ascii: "0"))
+        let negative = bytes.first == ASCII.minus
+        guard let value = ASCII.decimalValue(negative ? bytes.dropFirst() : bytes[...]) else {
+            return nil
         }
         return negative ? -value : value
     }

@@ -74,7 +74,6 @@ import Testing
             ])
         #expect(one.latency == [OpenLatency.bin(seconds: 20): 1])
         #expect(one.arrivals == [ArrivalKey(platform: "ios", second: DeliverLatency.second(at)): 1])
-        #expect(Rollup.contribution(of: clicked) == one)
         one.add(contributionOf: clicked, subtracting: true)
         #expect(one.counters.isEmpty && one.latency.isEmpty && one.arrivals.isEmpty)
     }
