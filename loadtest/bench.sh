@@ -46,10 +46,12 @@ b=$(run_wrk 50 0 "$DURATION")
 half_b=$(half_rate "$b")
 echo "bench: (hb) 50-event batches paced to half of (b) ($half_b req/s), ${DURATION}s after ${SETTLE}s" >&2
 run_wrk 50 "$half_b" "$SETTLE" >/dev/null
-# What PostgreSQL did by itself while (hb) ran, the usual suspects of a stall in its p99:
-# checkpoints begun, autovacuum or autoanalyze workers seen (sampled every 0.5 s), and the WAL
-# written since fresh.sh made 2 GB of segments ready (past that, each new segment is created
-# while commits wait).
+# What PostgreSQL and the kernel did by themselves while (hb) ran, the usual suspects of a stall
+# in its p99: checkpoints begun, autovacuum or autoanalyze workers seen (sampled every 0.5 s),
+# the WAL written since fresh.sh made 2 GB of segments ready (past that, each new segment is
+# created while commits wait), and the kernel's dirty page cache (sampled with them): the data
+# files PostgreSQL wrote stay dirty until the kernel writes them back, up to 30 s later and
+# all at once, and the commits' WAL flushes wait behind that burst (loadtest/README.md).
 marks() {
     psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter), pg_current_wal_lsn() - '0/0'"
 }
@@ -58,6 +60,7 @@ hb_before=$(marks)
     end=$((SECONDS + DURATION))
     while ((SECONDS < end)); do
         psql "$DATABASE_URL" -tAc "SELECT regexp_replace(query, '^autovacuum: ', '') FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query <> ''"
+        awk '/^Dirty:/ {print $2}' /proc/meminfo >>"$work/dirty.txt"
         sleep 0.5
     done
 ) >"$work/autovacuum.txt" 2>/dev/null &
@@ -65,13 +68,17 @@ sampler=$!
 hb=$(run_wrk 50 "$half_b" "$DURATION")
 wait "$sampler" || true
 hb_after=$(marks)
-hb_background=$(python3 - "$hb_before" "$hb_after" "$wal_ready_lsn" "$work/autovacuum.txt" <<'PY'
+hb_background=$(python3 - "$hb_before" "$hb_after" "$wal_ready_lsn" "$work/autovacuum.txt" "$work/dirty.txt" <<'PY'
 import collections, sys
 (c0, _), (c1, w1) = (map(int, m.split()) for m in sys.argv[1:3])
 seen = collections.Counter(line.strip() for line in open(sys.argv[4]) if line.strip())
 vacuums = ", ".join(f"{q} ({n / 2:g} s)" for q, n in seen.most_common()) or "none"
+dirty = [int(line) / 1024 for line in open(sys.argv[5]) if line.strip()]
+burst = max((a - b for a, b in zip(dirty, dirty[1:])), default=0)
 print(f"{c1 - c0} checkpoints begun; autovacuum seen: {vacuums}; "
-      f"WAL since the segments were made ready {(w1 - int(sys.argv[3])) / 2**20:,.0f} MB of 2,048")
+      f"WAL since the segments were made ready {(w1 - int(sys.argv[3])) / 2**20:,.0f} MB of 2,048; "
+      f"kernel dirty pages peak {max(dirty, default=0):,.0f} MB, "
+      f"largest write-back between samples {max(burst, 0):,.0f} MB")
 PY
 )
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")
@@ -109,7 +116,7 @@ rows = [
     ("(c) COPY rows/s (baseline)", f"{c:,.0f}", f"{copy_rows:,} rows in {copy_s:.2f} s"),
     ("(d) pgbench tps (baseline)", f"{d:,.0f}", "8 clients, one INSERT … ON CONFLICT per transaction"),
     ("events stored by (a), (h), (b), (hb)", f"{stored:,}", ""),
-    ("PostgreSQL's own work in (hb)", "", sys.argv[11]),
+    ("background work in (hb)", "", sys.argv[11]),
 ]
 print()
 print(f"{'figure':34} {'value':>12}  notes")
