@@ -60,7 +60,7 @@ hb_before=$(marks)
     end=$((SECONDS + DURATION))
     while ((SECONDS < end)); do
         psql "$DATABASE_URL" -tAc "SELECT regexp_replace(query, '^autovacuum: ', '') FROM pg_stat_activity WHERE backend_type = 'autovacuum worker' AND query <> ''"
-        awk '/^Dirty:/ {print $2}' /proc/meminfo >>"$work/dirty.txt"
+        dirty_kb >>"$work/dirty.txt"
         sleep 0.5
     done
 ) >"$work/autovacuum.txt" 2>/dev/null &
@@ -68,17 +68,14 @@ sampler=$!
 hb=$(run_wrk 50 "$half_b" "$DURATION")
 wait "$sampler" || true
 hb_after=$(marks)
-hb_background=$(python3 - "$hb_before" "$hb_after" "$wal_ready_lsn" "$work/autovacuum.txt" "$work/dirty.txt" <<'PY'
+hb_background=$(python3 - "$hb_before" "$hb_after" "$wal_ready_lsn" "$work/autovacuum.txt" "$(dirty_summary "$work/dirty.txt")" <<'PY'
 import collections, sys
 (c0, _), (c1, w1) = (map(int, m.split()) for m in sys.argv[1:3])
 seen = collections.Counter(line.strip() for line in open(sys.argv[4]) if line.strip())
 vacuums = ", ".join(f"{q} ({n / 2:g} s)" for q, n in seen.most_common()) or "none"
-dirty = [int(line) / 1024 for line in open(sys.argv[5]) if line.strip()]
-burst = max((a - b for a, b in zip(dirty, dirty[1:])), default=0)
 print(f"{c1 - c0} checkpoints begun; autovacuum seen: {vacuums}; "
       f"WAL since the segments were made ready {(w1 - int(sys.argv[3])) / 2**20:,.0f} MB of 2,048; "
-      f"kernel dirty pages peak {max(dirty, default=0):,.0f} MB, "
-      f"largest write-back between samples {max(burst, 0):,.0f} MB")
+      f"{sys.argv[5]}")
 PY
 )
 rss_kb=$(awk '/VmHWM/ {print $2}' "/proc/$server_pid/status")

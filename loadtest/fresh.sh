@@ -112,6 +112,15 @@ run_wrk() {
 }
 # Field $2 of a RESULT line $1.
 field() { sed -n "s/.* $2=\([0-9.]*\).*/\1/p" <<<"$1"; }
+# The kernel's dirty page cache now, in kB (/proc/meminfo): a line for a sampler's file.
+dirty_kb() { awk '/^Dirty:/ {print $2}' /proc/meminfo; }
+# The peak of the dirty cache samples in file $1 and the largest drop between two samples: the
+# kernel writing back, at once, data files first dirtied about 30 s before (loadtest/README.md).
+dirty_summary() {
+    awk 'NR > 1 && prev - $1 > burst {burst = prev - $1} $1 > peak {peak = $1} {prev = $1}
+         END {printf "kernel dirty pages peak %.0f MB, ", peak / 1024
+              printf "largest write-back between samples %.0f MB\n", burst / 1024}' "$1"
+}
 # Half the rate (requests/s) of the RESULT line $1 (a flat-out run), for run_wrk's $2.
 half_rate() { python3 -c "print(round($(field "$1" rps) / 2))"; }
 
