@@ -68,7 +68,8 @@ sampler=$!
 hb=$(run_wrk 50 "$half_b" "$DURATION")
 wait "$sampler" || true
 hb_after=$(marks)
-hb_background=$(python3 - "$hb_before" "$hb_after" "$wal_ready_lsn" "$work/autovacuum.txt" "$(dirty_summary "$work/dirty.txt")" <<'PY'
+dirty=$(dirty_summary "$work/dirty.txt")
+hb_background=$(python3 - "$hb_before" "$hb_after" "$wal_ready_lsn" "$work/autovacuum.txt" "$dirty" <<'PY'
 import collections, sys
 (c0, _), (c1, w1) = (map(int, m.split()) for m in sys.argv[1:3])
 seen = collections.Counter(line.strip() for line in open(sys.argv[4]) if line.strip())
