@@ -16,9 +16,7 @@ psql "$DATABASE_URL" -qc "\\copy events ($columns) FROM '$work/events.csv' WITH 
 psql "$DATABASE_URL" -qc "\\copy (SELECT $columns FROM events) TO '$work/events.text'"
 psql "$DATABASE_URL" -qc "\\copy (SELECT $columns FROM events) TO '$work/events.binary' WITH (FORMAT binary)"
 for format in text binary text binary; do
-    psql "$DATABASE_URL" -qc "TRUNCATE events" -c "CHECKPOINT"
-    before=$(pg_cpu)
-    psql "$DATABASE_URL" -qc "\\copy events ($columns) FROM '$work/events.$format' WITH (FORMAT $format)"
-    after=$(pg_cpu)
-    python3 -c "print(f'copy_formats: $format: {($after - $before) / $COPY_ROWS * 1e6:.1f} µs of PostgreSQL CPU per row')"
+    cpu=$(insert_cpu_per_row "$COPY_ROWS" \
+        -c "\\copy events ($columns) FROM '$work/events.$format' WITH (FORMAT $format)")
+    echo "copy_formats: $format: $cpu µs of PostgreSQL CPU per row"
 done

@@ -186,3 +186,14 @@ for pid in os.listdir("/proc"):
 print(total / tick)
 PY
 }
+
+# µs of PostgreSQL CPU per row for psql to run its arguments ($2…: -c "SQL" words) on an emptied
+# raw table after a checkpoint, the run putting $1 rows in (copy_formats.sh, unnest_forms.sh).
+insert_cpu_per_row() {
+    local rows=$1 before
+    shift
+    psql "$DATABASE_URL" -qc "TRUNCATE events" -c "CHECKPOINT"
+    before=$(pg_cpu)
+    psql "$DATABASE_URL" -q "$@"
+    python3 -c "print(f'{($(pg_cpu) - $before) / $rows * 1e6:.1f}')"
+}

@@ -354,13 +354,14 @@ struct DeliveryRows {
         \(prefix)
         INSERT INTO deliveries AS d (app_id, message_id, device_id, \(unescaped: Self.columnList),
                                      updated_at)
-        SELECT t.*, \(now) FROM unnest(\(appId)::text[], \(messageId)::text[], \(deviceId)::text[],
-                                     \(firstArrivalAt)::timestamptz[], \(arrivalReports)::int[],
-                                     \(foreground)::boolean[], \(extensionReport)::boolean[],
-                                     \(firstClickAt)::timestamptz[],
-                                     \(clicks)::int[], \(dismissedAt)::timestamptz[],
-                                     \(platform)::text[], \(appVersion)::text[],
-                                     \(locale)::text[]) AS t
+        SELECT t.*, \(now)
+          FROM (SELECT unnest(\(appId)::text[]), unnest(\(messageId)::text[]),
+                       unnest(\(deviceId)::text[]), unnest(\(firstArrivalAt)::timestamptz[]),
+                       unnest(\(arrivalReports)::int[]), unnest(\(foreground)::boolean[]),
+                       unnest(\(extensionReport)::boolean[]),
+                       unnest(\(firstClickAt)::timestamptz[]), unnest(\(clicks)::int[]),
+                       unnest(\(dismissedAt)::timestamptz[]), unnest(\(platform)::text[]),
+                       unnest(\(appVersion)::text[]), unnest(\(locale)::text[])) AS t
         \(condition)
         ORDER BY 1, 2, 3
         ON CONFLICT (app_id, message_id, device_id) DO UPDATE SET
@@ -428,23 +429,29 @@ struct RollupDeltas {
             WITH buckets AS (
                 INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
                                            \(unescaped: Self.counterList))
-                SELECT * FROM unnest(\(rows.map(\.message.appId))::text[], \(rows.map(\.message.messageId))::text[],
-                                     \(rows.map(\.key.bucket))::timestamptz[], \(rows.map(\.key.platform))::text[],
-                                     \(rows.map(\.key.appVersion))::text[], \(rows.map(\.key.locale))::text[],
-                                     \(counts[0])::bigint[], \(counts[1])::bigint[], \(counts[2])::bigint[],
-                                     \(counts[3])::bigint[], \(counts[4])::bigint[], \(counts[5])::bigint[],
-                                     \(counts[6])::bigint[], \(counts[7])::bigint[], \(counts[8])::bigint[])
+                SELECT unnest(\(rows.map(\.message.appId))::text[]),
+                       unnest(\(rows.map(\.message.messageId))::text[]),
+                       unnest(\(rows.map(\.key.bucket))::timestamptz[]),
+                       unnest(\(rows.map(\.key.platform))::text[]),
+                       unnest(\(rows.map(\.key.appVersion))::text[]),
+                       unnest(\(rows.map(\.key.locale))::text[]),
+                       unnest(\(counts[0])::bigint[]), unnest(\(counts[1])::bigint[]),
+                       unnest(\(counts[2])::bigint[]), unnest(\(counts[3])::bigint[]),
+                       unnest(\(counts[4])::bigint[]), unnest(\(counts[5])::bigint[]),
+                       unnest(\(counts[6])::bigint[]), unnest(\(counts[7])::bigint[]),
+                       unnest(\(counts[8])::bigint[])
             ), latency AS (
                 INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
-                SELECT * FROM unnest(\(bins.map(\.message.appId))::text[], \(bins.map(\.message.messageId))::text[],
-                                     \(bins.map(\.bin))::int[], \(bins.map(\.pairs))::bigint[])
+                SELECT unnest(\(bins.map(\.message.appId))::text[]),
+                       unnest(\(bins.map(\.message.messageId))::text[]),
+                       unnest(\(bins.map(\.bin))::int[]), unnest(\(bins.map(\.pairs))::bigint[])
             )
             INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
-            SELECT * FROM unnest(\(arrivals.map(\.message.appId))::text[],
-                                 \(arrivals.map(\.message.messageId))::text[],
-                                 \(arrivals.map(\.key.platform))::text[],
-                                 \(arrivals.map { Int($0.key.second) })::bigint[],
-                                 \(arrivals.map(\.pairs))::bigint[])
+            SELECT unnest(\(arrivals.map(\.message.appId))::text[]),
+                   unnest(\(arrivals.map(\.message.messageId))::text[]),
+                   unnest(\(arrivals.map(\.key.platform))::text[]),
+                   unnest(\(arrivals.map { Int($0.key.second) })::bigint[]),
+                   unnest(\(arrivals.map(\.pairs))::bigint[])
             """)
     }
 
