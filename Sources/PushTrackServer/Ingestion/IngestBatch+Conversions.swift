@@ -393,14 +393,17 @@ extension IngestBatch {
             WITH inserted AS (
                 INSERT INTO conversion_events (app_id, device_id, category, event_time, received_at,
                     value, value_property, direct_window_hours, influenced_window_hours, kind, message_id)
-                SELECT * FROM unnest(\(inserts.map(\.device.appId))::text[],
-                    \(inserts.map(\.device.deviceId))::text[], \(new.map(\.conversion.category))::text[],
-                    \(new.map(\.conversion.time))::timestamptz[], \(receivedAt)::timestamptz[],
-                    \(new.map(\.valueText))::numeric[], \(new.map(\.valueProperty))::text[],
-                    \(new.map(\.conversion.windows.directHours))::int[],
-                    \(new.map(\.conversion.windows.influencedHours))::int[],
-                    \(new.map { $0.conversion.attribution?.kind?.rawValue })::text[],
-                    \(new.map { $0.conversion.attribution?.messageId })::text[])
+                SELECT unnest(\(inserts.map(\.device.appId))::text[]),
+                    unnest(\(inserts.map(\.device.deviceId))::text[]),
+                    unnest(\(new.map(\.conversion.category))::text[]),
+                    unnest(\(new.map(\.conversion.time))::timestamptz[]),
+                    unnest(\(receivedAt)::timestamptz[]),
+                    unnest(\(new.map(\.valueText))::numeric[]),
+                    unnest(\(new.map(\.valueProperty))::text[]),
+                    unnest(\(new.map(\.conversion.windows.directHours))::int[]),
+                    unnest(\(new.map(\.conversion.windows.influencedHours))::int[]),
+                    unnest(\(new.map { $0.conversion.attribution?.kind?.rawValue })::text[]),
+                    unnest(\(new.map { $0.conversion.attribution?.messageId })::text[])
             ), updated AS (
                 UPDATE conversion_events c SET kind = u.kind, message_id = u.message_id
                   FROM unnest(\(updates.map(\.device.appId))::text[], \(updates.map(\.device.deviceId))::text[],
@@ -419,15 +422,18 @@ extension IngestBatch {
             INSERT INTO conversion_deltas (app_id, message_id, category, day, direct, influenced,
                 direct_events, influenced_events, direct_value, influenced_value,
                 unattributed_events, unattributed_value)
-            SELECT * FROM unnest(\(counts.map(\.appId))::text[], \(counts.map(\.key.messageId))::text[],
-                \(counts.map(\.key.category))::text[], \(counts.map(\.key.day))::date[],
-                \(counts.map(\.counters.direct))::bigint[], \(counts.map(\.counters.influenced))::bigint[],
-                \(counts.map(\.counters.directEvents))::bigint[],
-                \(counts.map(\.counters.influencedEvents))::bigint[],
-                \(counts.map { text($0.counters.directValue) })::numeric[],
-                \(counts.map { text($0.counters.influencedValue) })::numeric[],
-                \(counts.map(\.counters.unattributedEvents))::bigint[],
-                \(counts.map { text($0.counters.unattributedValue) })::numeric[])
+            SELECT unnest(\(counts.map(\.appId))::text[]),
+                unnest(\(counts.map(\.key.messageId))::text[]),
+                unnest(\(counts.map(\.key.category))::text[]),
+                unnest(\(counts.map(\.key.day))::date[]),
+                unnest(\(counts.map(\.counters.direct))::bigint[]),
+                unnest(\(counts.map(\.counters.influenced))::bigint[]),
+                unnest(\(counts.map(\.counters.directEvents))::bigint[]),
+                unnest(\(counts.map(\.counters.influencedEvents))::bigint[]),
+                unnest(\(counts.map { text($0.counters.directValue) })::numeric[]),
+                unnest(\(counts.map { text($0.counters.influencedValue) })::numeric[]),
+                unnest(\(counts.map(\.counters.unattributedEvents))::bigint[]),
+                unnest(\(counts.map { text($0.counters.unattributedValue) })::numeric[])
             """)
     }
 }

@@ -74,7 +74,8 @@ extension IngestBatch {
             prepared: prepared,
             """
             INSERT INTO message_influence AS i (app_id, message_id, influenced_opens)
-            SELECT * FROM unnest(\(apps)::text[], \(messageIds)::text[], \(opens)::bigint[])
+            SELECT unnest(\(apps)::text[]), unnest(\(messageIds)::text[]),
+                   unnest(\(opens)::bigint[])
             ON CONFLICT (app_id, message_id)
             DO UPDATE SET influenced_opens = i.influenced_opens + excluded.influenced_opens
             """)

@@ -39,6 +39,7 @@ enum IngestFailure: Error, Sendable, Equatable {
 /// `FROM (SELECT unnest($1) AS a, unnest($2) AS b, …) AS t`, not `FROM unnest($1, $2, …)`:
 /// PostgreSQL runs the latter as one function per array, each copied into a store of its own
 /// first, which cost about 3 µs of its CPU per raw row of 24 columns (`loadtest/unnest_forms.sh`).
+/// Those that join arrays to a table keep the latter, so that no join's plan changes.
 ///
 /// Steps, in this order in every transaction (so concurrent writers, in this process or
 /// another, take row locks in one global order and cannot deadlock; each step also sorts its
