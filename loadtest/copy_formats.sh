@@ -11,12 +11,11 @@ bench_name=copyformats
 # shellcheck source=loadtest/fresh.sh
 source loadtest/fresh.sh
 events_csv "$work/events.csv" "$COPY_ROWS"
-columns="received_at, app_id, event_time, client_time, time_flag, event_id, report_key, page_id, category, action, label, message_id, campaign_id, device_id, app_active, source, properties, platform, os_version, app_version, build, locale, notifications_enabled, outcome"
-psql "$DATABASE_URL" -qc "\\copy events ($columns) FROM '$work/events.csv' WITH (FORMAT csv)"
-psql "$DATABASE_URL" -qc "\\copy (SELECT $columns FROM events) TO '$work/events.text'"
-psql "$DATABASE_URL" -qc "\\copy (SELECT $columns FROM events) TO '$work/events.binary' WITH (FORMAT binary)"
+copy_events "$work/events.csv"
+psql "$DATABASE_URL" -qc "\\copy (SELECT $csv_columns FROM events) TO '$work/events.text'"
+psql "$DATABASE_URL" -qc "\\copy (SELECT $csv_columns FROM events) TO '$work/events.binary' WITH (FORMAT binary)"
 for format in text binary text binary; do
     cpu=$(insert_cpu_per_row "$COPY_ROWS" \
-        -c "\\copy events ($columns) FROM '$work/events.$format' WITH (FORMAT $format)")
+        -c "\\copy events ($csv_columns) FROM '$work/events.$format' WITH (FORMAT $format)")
     echo "copy_formats: $format: $cpu µs of PostgreSQL CPU per row"
 done

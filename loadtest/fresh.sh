@@ -126,9 +126,15 @@ half_rate() { python3 -c "print(round($(field "$1" rps) / 2))"; }
 
 # Writes $2 rows shaped like the benchmark's events into the CSV file $1.
 events_csv() { python3 loadtest/events_csv.py "$2" >"$1" && chmod 644 "$1"; }
+# The raw table's columns that events_csv writes, in its order (one line: psql's \copy ends at
+# a newline).
+csv_columns="received_at, app_id, event_time, client_time, time_flag, event_id, report_key"
+csv_columns+=", page_id, category, action, label, message_id, campaign_id, device_id, app_active"
+csv_columns+=", source, properties, platform, os_version, app_version, build, locale"
+csv_columns+=", notifications_enabled, outcome"
 # (c): COPY of the CSV file $1 into the raw table, as psql's \copy does.
 copy_events() {
-    ${pin:-} psql "$DATABASE_URL" -qc "\\copy events (received_at, app_id, event_time, client_time, time_flag, event_id, report_key, page_id, category, action, label, message_id, campaign_id, device_id, app_active, source, properties, platform, os_version, app_version, build, locale, notifications_enabled, outcome) FROM '$1' WITH (FORMAT csv)"
+    ${pin:-} psql "$DATABASE_URL" -qc "\\copy events ($csv_columns) FROM '$1' WITH (FORMAT csv)"
 }
 # (d): pgbench, 8 clients, one INSERT … ON CONFLICT DO NOTHING per transaction, for $1 seconds;
 # prints the tps.

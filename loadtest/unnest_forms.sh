@@ -16,19 +16,21 @@ bench_name=unnestforms
 source loadtest/fresh.sh
 events_csv "$work/events.csv" "$ROWS"
 copy_events "$work/events.csv"
-columns=(received_at app_id event_time client_time time_flag event_id report_key page_id category
-    action label message_id campaign_id device_id app_active source properties platform
-    os_version app_version build locale notifications_enabled outcome)
-# properties goes as text, cast to jsonb in the SELECT, as the writer binds it.
-as_bound() { [[ $1 == properties ]] && echo "properties::text" || echo "$1"; }
-aggregates=$(for c in "${columns[@]}"; do echo "array_agg($(as_bound "$c")) AS $c"; done | paste -sd,)
-psql "$DATABASE_URL" -qc "CREATE TABLE unnest_arrays AS SELECT $aggregates FROM events"
+# shellcheck disable=SC2206  # the column names are words
+columns=(${csv_columns//,/})
 list=$(IFS=,; echo "${columns[*]}")
-selected=$(for c in "${columns[@]}"; do
-    [[ $c == properties ]] && echo "t.properties::jsonb" || echo "t.$c"
-done | paste -sd,)
-arrays=$(for c in "${columns[@]}"; do echo "a.$c"; done | paste -sd,)
-steps=$(for c in "${columns[@]}"; do echo "unnest(a.$c) AS $c"; done | paste -sd,)
+# The SQL pieces, a part per column: properties is bound as text, as the writer binds it, and
+# cast back to jsonb in the SELECT.
+aggregates="" selected="" arrays="" steps=""
+for c in "${columns[@]}"; do
+    bound=$c value="t.$c"
+    [[ $c != properties ]] || bound="$c::text" value="t.$c::jsonb"
+    aggregates+="${aggregates:+, }array_agg($bound) AS $c"
+    selected+="${selected:+, }$value"
+    arrays+="${arrays:+, }a.$c"
+    steps+="${steps:+, }unnest(a.$c) AS $c"
+done
+psql "$DATABASE_URL" -qc "CREATE TABLE unnest_arrays AS SELECT $aggregates FROM events"
 for form in functions select functions select functions select; do
     if [[ $form == functions ]]; then
         from="unnest_arrays a, unnest($arrays) AS t($list)"
