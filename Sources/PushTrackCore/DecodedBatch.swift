@@ -5,7 +5,7 @@
 #endif
 
 /// The outcome of decoding one request: the events to store and the ones refused.
-public struct DecodedBatch: Sendable {
+public struct DecodedBatch: Sendable, Equatable {
     /// The valid events, in request order.
     public var events: [ValidEvent]
     /// The refused events, in request order; together with `events` they cover every index.

@@ -38,6 +38,16 @@ public enum EventDecoder {
     /// The categories of push events; every other category is a generic event.
     public static let pushCategories: Set<String> = ["push_arrival", "push_click", "push_dismiss"]
 
+    /// Whether `category` is one of ``pushCategories``: compared with each, which costs less than
+    /// hashing it for the set, once per event.
+    static func isPushCategory(_ category: String) -> Bool {
+        switch category.utf8.count {
+        case 10: category == "push_click"
+        case 12: category == "push_arrival" || category == "push_dismiss"
+        default: false
+        }
+    }
+
     /// The longest value of each string field, in Characters.
     public enum FieldLimit {
         public static let pageId = 64
@@ -59,6 +69,19 @@ public enum EventDecoder {
     public static func decode(
         _ body: [UInt8], context: DeviceContext, receivedAt: Date, limits: IngestLimits
     ) throws(DecodeError) -> DecodedBatch {
+        if let scanned = JSONReader.scanEvents(body, maxEvents: limits.maxEventsPerBatch) {
+            return try judge(
+                scanned.events, sentAt: scanned.sentAt, context: context, receivedAt: receivedAt,
+                limits: limits)
+        }
+        return try decodeParsed(body, context: context, receivedAt: receivedAt, limits: limits)
+    }
+
+    /// ``decode(_:context:receivedAt:limits:)`` through the whole document's tree: every body the
+    /// scan does not take (`JSONReader.scanEvents`), and every error of the request's shape.
+    static func decodeParsed(
+        _ body: [UInt8], context: DeviceContext, receivedAt: Date, limits: IngestLimits
+    ) throws(DecodeError) -> DecodedBatch {
         let root: JSONValue
         do {
             root = try JSONParser.parse(body)
@@ -67,7 +90,7 @@ public enum EventDecoder {
         }
 
         let items: [JSONValue]
-        var sentAt: RFC3339.Instant? = nil
+        var sentAt: JSONValue? = nil
         switch root {
         case .array(let elements):
             items = elements
@@ -85,25 +108,36 @@ public enum EventDecoder {
                 items = [root]
             }
             // A single event object may carry its own sentAt, as in Segment's track calls.
-            if let value = root["sentAt"], !value.isNull {
-                do {
-                    sentAt = try parseTime(value, field: "sentAt")
-                } catch {
-                    throw .notAnEvent(error.message)
-                }
-            }
+            sentAt = root["sentAt"]
         default:
             throw .notAnEvent(
                 "the body must be an event object, a batch {\"sentAt\": …, \"events\": […]} "
                     + "or an array of events, not \(describe(root))")
         }
+        return try judge(
+            items.map(EventItem.init), sentAt: sentAt, context: context, receivedAt: receivedAt,
+            limits: limits)
+    }
+
+    /// Checks each event against the rules: the valid ones and a rejection for each other.
+    private static func judge(
+        _ items: [EventItem], sentAt: JSONValue?, context: DeviceContext, receivedAt: Date,
+        limits: IngestLimits
+    ) throws(DecodeError) -> DecodedBatch {
         guard !items.isEmpty else { throw .notAnEvent("the batch holds no events") }
         guard items.count <= limits.maxEventsPerBatch else {
             throw .tooManyEvents(count: items.count, limit: limits.maxEventsPerBatch)
         }
-
+        var instant: RFC3339.Instant? = nil
+        if let sentAt, !sentAt.isNull {
+            do {
+                instant = try parseTime(sentAt, field: "sentAt")
+            } catch {
+                throw .notAnEvent(error.message)
+            }
+        }
         let check = EventCheck(
-            context: context.sanitized(), receivedAt: receivedAt, sentAt: sentAt, limits: limits)
+            context: context.sanitized(), receivedAt: receivedAt, sentAt: instant, limits: limits)
         var events: [ValidEvent] = []
         events.reserveCapacity(items.count)
         var rejected: [Rejection] = []
@@ -115,7 +149,7 @@ public enum EventDecoder {
             }
         }
         return DecodedBatch(
-            events: events, rejected: rejected, total: items.count, sentAt: sentAt?.date)
+            events: events, rejected: rejected, total: items.count, sentAt: instant?.date)
     }
 
     /// Reads a `timestamp` or `sentAt` value.
@@ -190,59 +224,31 @@ private struct EventCheck: FieldRules {
     let sentAt: RFC3339.Instant?
     let limits: IngestLimits
 
-    func validate(_ value: JSONValue, index: Int) throws(FieldFailure) -> ValidEvent {
-        guard case .object(let members) = value else {
+    func validate(_ item: EventItem, index: Int) throws(FieldFailure) -> ValidEvent {
+        let fields: EventFields
+        switch item {
+        case .fields(let read):
+            fields = read
+        case .other(let value):
             throw FieldFailure(
                 .notAnObject, "event must be a JSON object, not \(EventDecoder.describe(value))")
         }
-        // One pass over the members; null counts as absent.
-        var pageIdValue: JSONValue? = nil
-        var categoryValue: JSONValue? = nil
-        var actionValue: JSONValue? = nil
-        var labelValue: JSONValue? = nil
-        var messageIdValue: JSONValue? = nil
-        var campaignIdValue: JSONValue? = nil
-        var deviceIdValue: JSONValue? = nil
-        var appActiveValue: JSONValue? = nil
-        var sourceValue: JSONValue? = nil
-        var eventIdValue: JSONValue? = nil
-        var timestampValue: JSONValue? = nil
-        var propertiesValue: JSONValue? = nil
-        for (key, member) in members {
-            if case .null = member { continue }
-            switch key {
-            case "pageId": pageIdValue = member
-            case "category": categoryValue = member
-            case "action": actionValue = member
-            case "label": labelValue = member
-            case "messageId": messageIdValue = member
-            case "campaignId": campaignIdValue = member
-            case "deviceId": deviceIdValue = member
-            case "appActive": appActiveValue = member
-            case "source": sourceValue = member
-            case "eventId": eventIdValue = member
-            case "timestamp": timestampValue = member
-            case "properties": propertiesValue = member
-            default: break
-            }
-        }
-
         typealias Limit = EventDecoder.FieldLimit
-        let pageId = try required(pageIdValue, "pageId", limit: Limit.pageId)
-        let category = try required(categoryValue, "category", limit: Limit.category)
-        let isPush = EventDecoder.pushCategories.contains(category)
-        let action = try optional(actionValue, "action", limit: Limit.action)
-        let label = try optional(labelValue, "label", limit: Limit.label, identifier: false)
-        let messageId = try messageIdString(messageIdValue)
-        let campaignId = try optional(campaignIdValue, "campaignId", limit: Limit.campaignId)
-        let eventDeviceId = try optional(deviceIdValue, "deviceId", limit: Limit.deviceId)
-        let appActive = try appActiveFlag(appActiveValue)
-        let source = try optional(sourceValue, "source", limit: Limit.source)
-        let eventId = try optional(eventIdValue, "eventId", limit: Limit.eventId)
-        let timestamp = try timestampValue.map { (value) throws(FieldFailure) in
+        let pageId = try required(fields[.pageId], "pageId", limit: Limit.pageId)
+        let category = try required(fields[.category], "category", limit: Limit.category)
+        let isPush = EventDecoder.isPushCategory(category)
+        let action = try optional(fields[.action], "action", limit: Limit.action)
+        let label = try optional(fields[.label], "label", limit: Limit.label, identifier: false)
+        let messageId = try messageIdString(fields[.messageId])
+        let campaignId = try optional(fields[.campaignId], "campaignId", limit: Limit.campaignId)
+        let eventDeviceId = try optional(fields[.deviceId], "deviceId", limit: Limit.deviceId)
+        let appActive = try appActiveFlag(fields[.appActive])
+        let source = try optional(fields[.source], "source", limit: Limit.source)
+        let eventId = try optional(fields[.eventId], "eventId", limit: Limit.eventId)
+        let timestamp = try fields[.timestamp].map { (value) throws(FieldFailure) in
             try EventDecoder.parseTime(value, field: "timestamp")
         }
-        let properties = try serializedProperties(propertiesValue)
+        let properties = try serializedProperties(fields[.properties])
 
         let deviceId = eventDeviceId ?? context.deviceId
         if isPush && deviceId == nil {

@@ -10,7 +10,7 @@ extension FieldRules {
             throw FieldFailure(
                 .invalidType, "\(field) must be a string, not \(EventDecoder.describe(value))")
         }
-        if text.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+        if Self.mayBeBlank(text) && text.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
             throw FieldFailure(.emptyValue, "\(field) must not be empty")
         }
         try checkContent(text, field, limit: limit, identifier: true)
@@ -57,6 +57,13 @@ extension FieldRules {
                     .tooLong, "\(field) must be at most \(limit) characters (got \(count))")
             }
         }
+    }
+
+    /// False when `text` starts with an ASCII character that is not white space, so that it is
+    /// certainly not blank, without looking up a Unicode property.
+    static func mayBeBlank(_ text: String) -> Bool {
+        guard let first = text.utf8.first, first < 0x80 else { return true }
+        return first == ASCII.space || (0x09...0x0D).contains(first)
     }
 
     /// The first control character of `text` (C0, DEL or C1), as its code point's low byte, if any.

@@ -13,21 +13,27 @@
 /// their literal text (see ``JSONNumber``). `\u0000` is parsed into the string; callers that
 /// cannot store NUL reject it themselves.
 public enum JSONParser {
+    /// The nesting ``parse(_:maxDepth:)`` allows unless told otherwise.
+    public static let defaultMaxDepth = 64
+
     /// Parses one JSON document.
     /// - Parameter maxDepth: the deepest nesting of arrays and objects allowed; the parser
     ///   recurses once per level, so keep it in the tens.
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(JSONParseError)
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth)
+        throws(JSONParseError)
         -> JSONValue
     {
         try bytes.withUnsafeBufferPointer { (buffer) throws(JSONParseError) -> JSONValue in
             // The pointer lives only inside this closure, and so does the reader.
-            var reader = Reader(bytes: buffer, maxDepth: maxDepth)
+            var reader = JSONReader(bytes: buffer, maxDepth: maxDepth)
             return try reader.parseDocument()
         }
     }
 }
 
-private struct Reader {
+/// The parser's state: a position in the input. ``EventDecoder`` also reads the usual request
+/// shapes with it directly (`JSONReader.scanEvents`).
+struct JSONReader {
     let bytes: UnsafeBufferPointer<UInt8>
     let maxDepth: Int
     var index = 0
@@ -38,14 +44,18 @@ private struct Reader {
     }
 
     mutating func parseDocument() throws(JSONParseError) -> JSONValue {
-        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF {
-            index = 3
-        }
+        skipByteOrderMark()
         skipWhitespace()
         let value = try parseValue(depth: 0)
         skipWhitespace()
         if index < bytes.count { throw failure(.trailingData) }
         return value
+    }
+
+    mutating func skipByteOrderMark() {
+        if bytes.count >= 3 && bytes[0] == 0xEF && bytes[1] == 0xBB && bytes[2] == 0xBF {
+            index = 3
+        }
     }
 
     /// The error at the current position; at the end of input every complaint is "unexpected end".
@@ -122,7 +132,10 @@ private struct Reader {
                     throw JSONParseError(offset: keyStart, reason: .duplicateKey)
                 }
             } else {
-                for member in members where member.key == key {
+                // Lengths first: most keys of an object differ in length, and a length is
+                // cheaper to compare than the strings.
+                let length = key.utf8.count
+                for member in members where member.key.utf8.count == length && member.key == key {
                     throw JSONParseError(offset: keyStart, reason: .duplicateKey)
                 }
                 if members.count == 16 {

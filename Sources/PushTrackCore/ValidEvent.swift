@@ -58,6 +58,6 @@ public struct ValidEvent: Sendable, Equatable {
         self.pageId = pageId
         self.category = category
         self.eventTime = eventTime
-        self.isPushEvent = EventDecoder.pushCategories.contains(category)
+        self.isPushEvent = EventDecoder.isPushCategory(category)
     }
 }

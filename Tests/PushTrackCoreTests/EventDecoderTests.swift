@@ -8,11 +8,26 @@ let headerDevice = DeviceContext(
     deviceId: "device-from-header", platform: "ios", osVersion: "17.5", notificationsEnabled: true,
     appVersion: "3.2.1", build: "456", locale: "zh-Hans-CN")
 
+/// Decodes `json` as the server does, and checks that the whole-document path (which every
+/// body the scan declines takes) gives the same batch or the same error.
 func decode(
     _ json: String, context: DeviceContext = headerDevice, limits: IngestLimits = IngestLimits()
 ) throws(DecodeError) -> DecodedBatch {
-    try EventDecoder.decode(
-        Array(json.utf8), context: context, receivedAt: receivedAt, limits: limits)
+    try decodeBothWays(Array(json.utf8), context: context, limits: limits)
+}
+
+func decodeBothWays(
+    _ body: [UInt8], context: DeviceContext = headerDevice, limits: IngestLimits = IngestLimits()
+) throws(DecodeError) -> DecodedBatch {
+    let served = Result { () throws(DecodeError) -> DecodedBatch in
+        try EventDecoder.decode(body, context: context, receivedAt: receivedAt, limits: limits)
+    }
+    let parsed = Result { () throws(DecodeError) -> DecodedBatch in
+        try EventDecoder.decodeParsed(
+            body, context: context, receivedAt: receivedAt, limits: limits)
+    }
+    #expect(served == parsed, "the scan and the whole parse differ on \(String(decoding: body, as: UTF8.self))")
+    return try served.get()
 }
 
 enum Outcome {

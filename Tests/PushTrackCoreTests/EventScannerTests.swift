@@ -1,0 +1,130 @@
+import Foundation
+import Testing
+
+@testable import PushTrackCore
+
+/// The scan of the usual request shapes (`JSONReader.scanEvents`): which bodies it takes, and
+/// that every body, taken or not, decodes as the whole-document parse decodes it.
+@Suite struct EventScannerTests {
+    let arrival =
+        #"{"pageId":"push","category":"push_arrival","action":"view","label":"push_Sale","messageId":"m1","campaignId":"c1","deviceId":"dev1","appActive":true,"source":"extension","eventId":"e1","timestamp":1764410000000}"#
+
+    func scanned(_ json: String, maxEvents: Int = 1000) -> ScannedEvents? {
+        JSONReader.scanEvents(Array(json.utf8), maxEvents: maxEvents)
+    }
+
+    @Test func takesTheShapesClientsSend() throws {
+        let single = try #require(scanned(arrival))
+        #expect(single.events.count == 1)
+        #expect(single.sentAt == nil)
+        let batch = try #require(scanned(#"{"sentAt":1764410001000,"events":[\#(arrival),\#(arrival)]}"#))
+        #expect(batch.events.count == 2)
+        #expect(batch.sentAt == 1_764_410_001_000)
+        let eventsFirst = try #require(scanned(#"{"events":[\#(arrival)],"sentAt":"2026-11-29T10:00:00Z"}"#))
+        #expect(eventsFirst.events.count == 1)
+        #expect(eventsFirst.sentAt == "2026-11-29T10:00:00Z")
+        #expect(scanned("[\(arrival),\(arrival),\(arrival)]")?.events.count == 3)
+        // White space, a byte order mark, an event's own sentAt, nulls, unknown members and
+        // properties are all read.
+        let loose = try #require(
+            scanned(
+                "\u{FEFF} { \"pageId\" : \"home\" , \"category\":\"view\", \"sentAt\": 5, \"extra\": [1, {\"a\": null}], \"label\": null, \"properties\": {\"k\": \"é\"} } \n"
+            ))
+        #expect(loose.sentAt == 5)
+        guard case .fields(let fields) = loose.events[0] else {
+            Issue.record("not fields")
+            return
+        }
+        #expect(fields[.pageId] == "home")
+        #expect(fields[.label] == nil)
+        #expect(fields[.properties] == ["k": "é"])
+    }
+
+    @Test func declinesWhatItLeavesToTheWholeParse() {
+        let declined = [
+            "",
+            "   ",
+            "null",
+            "[]",
+            "{}",
+            #"{"events":[]}"#,
+            #"[1]"#,
+            #"[\#(arrival),"x"]"#,
+            #"{"sentAt":1,"events":[\#(arrival)],"other":1}"#,
+            #"{"sentAt":1,"sentAt":2,"events":[\#(arrival)]}"#,
+            #"{"sentAt":1}"#,
+            #"{"events":{}}"#,
+            #"{"pageId":"a","category":"b","events":null}"#,
+            #"{"pageId":"a","pageId":"b","category":"c"}"#,
+            #"{"x":1,"category":"c","x":2}"#,
+            #"{"page\u0049d":"a","category":"c"}"#,
+            #"{"pagé":"a","category":"c"}"#,
+            #"{"pageId":"a","category":"c"} x"#,
+            #"{"pageId":"a","category":"c""#,
+            #"{"pageId":"a" "category":"c"}"#,
+            #"[\#(arrival),]"#,
+        ]
+        for body in declined {
+            #expect(scanned(body) == nil, "took \(body)")
+        }
+        #expect(scanned("[\(arrival),\(arrival)]", maxEvents: 1) == nil)
+    }
+
+    /// Bodies near the edges of the rules and of the grammar: each decodes to the same batch, or
+    /// the same error, both ways (`decodeBothWays` checks).
+    @Test func decodesEveryBodyAsTheWholeParseDoes() throws {
+        let bodies = [
+            arrival,
+            "[\(arrival)]",
+            #"{"sentAt":"not a time","events":[\#(arrival)]}"#,
+            #"{"sentAt":null,"events":[\#(arrival)]}"#,
+            #"{"pageId":"home","category":"view","sentAt":"2026-11-29T09:59:00Z","timestamp":"2026-11-29T09:58:00Z"}"#,
+            #"{"pageId":"home","category":"view","sentAt":"bad"}"#,
+            #"[{"pageId":"home","category":"view","sentAt":"bad"}]"#,
+            #"[{"pageId":" ","category":"view"},{"pageId":"a"},{"pageId":1,"category":"c"},{"pageId":"a","category":"c","messageId":42}]"#,
+            #"[{"pageId":"a","category":"push_arrival","deviceId":"","appActive":"true","messageId":""}]"#,
+            #"[{"pageId":"a","category":"c","properties":[1]},{"pageId":"a","category":"c","properties":{"n":1e999}}]"#,
+            #"[{"pageId":"a","category":"c","timestamp":-1},{"pageId":"a","category":"c","timestamp":"1764410000000"}]"#,
+            #"{"pageId":"a\u0000","category":"c"}"#,
+            #"{"pageId":"a","pageId":"b","category":"c"}"#,
+            #"[{"x":1,"pageId":"a","category":"c","x":2}]"#,
+            #"{"pageId":"a","category":"c","properties":"# + String(repeating: "[", count: 70)
+                + String(repeating: "]", count: 70) + "}",
+            #"{"pageId":"a","category":"c","unknown":"# + String(repeating: "[", count: 62)
+                + String(repeating: "]", count: 62) + "}",
+            #"[{"pageId":"a","category":"c"}, 7, {"category":"c"}]"#,
+            "[" + Array(repeating: arrival, count: 3).joined(separator: ",") + "]",
+        ]
+        for body in bodies {
+            _ = try? decodeBothWays(Array(body.utf8))
+        }
+        #expect(throws: DecodeError.self) {
+            try decodeBothWays(Array("[\(arrival),\(arrival)]".utf8), limits: IngestLimits(maxEventsPerBatch: 1))
+        }
+    }
+
+    /// A valid batch with one byte changed, at every position, to each of a few bytes that
+    /// matter to the grammar: the scan must never take a body the whole parse refuses, nor read
+    /// one differently.
+    @Test func everyOneByteChangeDecodesAlike() {
+        let body = Array(#"{"sentAt":1764410001000,"events":[\#(arrival),{"pageId":"p","category":"c","x":null}]}"#.utf8)
+        let replacements = Array(#"{}[]",: "\1aé"#.utf8) + [0x00, 0x0A, 0xFF]
+        for position in body.indices {
+            for replacement in replacements where body[position] != replacement {
+                var changed = body
+                changed[position] = replacement
+                _ = try? decodeBothWays(changed)
+            }
+        }
+    }
+}
+
+@Suite struct PushCategoryTests {
+    @Test(arguments: [
+        "push_arrival", "push_click", "push_dismiss", "push_arrivaL", "push_clicks", "push_dismis",
+        "Push_click", "push_", "", "push_arrival ", "view", "push_clack",
+    ])
+    func comparedAsTheSetHasThem(category: String) {
+        #expect(EventDecoder.isPushCategory(category) == EventDecoder.pushCategories.contains(category))
+    }
+}
