@@ -128,3 +128,87 @@ import Testing
         #expect(EventDecoder.isPushCategory(category) == EventDecoder.pushCategories.contains(category))
     }
 }
+
+/// Generated bodies: events of random members (named and not, repeated, null), values of every
+/// JSON type, escapes, non-ASCII text and random white space, in the three shapes. Each decodes
+/// the same both ways (`decodeBothWays`). The generator is seeded, so a failure repeats.
+@Suite struct GeneratedBodyTests {
+    struct Generator {
+        var state: UInt64
+
+        mutating func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int((state >> 33) % UInt64(bound))
+        }
+
+        mutating func pick<T>(_ choices: [T]) -> T { choices[next(choices.count)] }
+
+        mutating func space() -> String { pick(["", "", "", " ", "\n", " \t "]) }
+
+        mutating func name() -> String {
+            pick([
+                "pageId", "category", "action", "label", "messageId", "campaignId", "deviceId",
+                "appActive", "source", "eventId", "timestamp", "properties", "sentAt", "events",
+                "x", "page\\u0049d", "pagé", "PageId", "pageId ",
+            ])
+        }
+
+        mutating func value(depth: Int = 0) -> String {
+            switch next(depth > 2 ? 9 : 11) {
+            case 0: return "null"
+            case 1: return pick(["true", "false"])
+            case 2: return pick(["0", "1", "42", "-7", "1764410000000", "1.5", "1e3", "1e999"])
+            case 3: return pick([#""push""#, #""push_arrival""#, #""push_click""#, #""view""#])
+            case 4: return pick([#""""#, #"" ""#, #""a\u0000b""#, #""a\nb""#, #""\u00e9t\u00e9""#])
+            case 5: return pick([#""2026-11-29T10:00:00Z""#, #""1764410000000""#, #""soon""#])
+            case 6: return pick([#""true""#, #""0""#, #""m-1""#, #""dev1""#, #""Ωmega""#])
+            case 7: return "\"" + String(repeating: "x", count: next(140)) + "\""
+            case 8: return pick([#""\"""#, #""a\\b""#, #""\ud83d\ude00""#, #""😀""#])
+            case 9: return "[" + (0..<next(3)).map { _ in value(depth: depth + 1) }.joined(separator: ",") + "]"
+            default:
+                return "{" + (0..<next(3)).map { _ in "\"\(name())\":\(value(depth: depth + 1))" }
+                    .joined(separator: ",") + "}"
+            }
+        }
+
+        mutating func event() -> String {
+            var members = [
+                "\"pageId\":\(pick([#""push""#, #""home""#, "null", #"" ""#, "1"]))",
+                "\"category\":\(pick([#""push_arrival""#, #""push_click""#, #""view""#, "null"]))",
+            ]
+            for _ in 0..<next(8) { members.append("\"\(name())\":\(value())") }
+            if next(4) == 0 { members.append("\"timestamp\":1764410000000") }
+            if next(3) == 0 { members.append(#""deviceId":"dev-\#(next(9))""#) }
+            for index in members.indices.reversed() where index > 0 {
+                members.swapAt(index, next(index + 1))
+            }
+            if next(10) == 0 { return value() }
+            return "{" + space() + members.map { $0 + space() }.joined(separator: "," + space()) + "}"
+        }
+
+        mutating func body() -> String {
+            let events = (0..<(1 + next(4))).map { _ in event() }
+            switch next(4) {
+            case 0: return events[0]
+            case 1: return "[" + events.joined(separator: ",") + "]"
+            case 2: return "{\"events\":[" + events.joined(separator: ",") + "]" + space() + "}"
+            default:
+                return "{" + space() + "\"sentAt\":" + pick(["1764410001000", #""2026-11-29T10:00:01Z""#, "null", #""x""#])
+                    + "," + space() + "\"events\":[" + events.joined(separator: "," + space()) + "]}"
+            }
+        }
+    }
+
+    @Test func decodeAlike() {
+        var generator = Generator(state: 17)
+        var taken = 0
+        for _ in 0..<3000 {
+            let body = Array(generator.body().utf8)
+            if JSONReader.scanEvents(body, maxEvents: 500) != nil { taken += 1 }
+            _ = try? decodeBothWays(body)
+        }
+        // Both ways are exercised: the scan takes about a sixth of these bodies (514 of 3,000
+        // with this seed) and declines the rest, most for a name it leaves to the whole parse.
+        #expect(taken == 514)
+    }
+}
