@@ -1,12 +1,24 @@
 /// Reading the `Device-Info` header in the forms the apps in the field send it.
 extension DeviceContext {
-    /// The keys that name the device, in the order they are tried.
-    static let deviceIdKeys = ["device_id", "deviceId"]
-    /// The push-token keys the seed apps' `DeviceInfoProvider` writes, tried after
-    /// ``deviceIdKeys``: the token then identifies the device.
-    static let pushTokenKeys = [
-        "fcm_token", "fcmToken", "device_token", "deviceToken", "push_token",
+    /// The members that name the device, in the order they are tried.
+    static let deviceIdFields: [DeviceInfoField] = [.deviceId, .deviceIdCamel]
+    /// The push-token members the seed apps' `DeviceInfoProvider` writes, tried after
+    /// ``deviceIdFields``: the token then identifies the device.
+    static let pushTokenFields: [DeviceInfoField] = [
+        .fcmToken, .fcmTokenCamel, .deviceToken, .deviceTokenCamel, .pushToken,
     ]
+    /// The deepest nesting of a `Device-Info` value read (the object itself is 1).
+    static let deviceInfoMaxDepth = 8
+
+    /// The members of `Device-Info` the context uses, in any form ``deviceInfoObject(_:)``
+    /// reads; nil when that is nil. The usual header, a flat object as it is, is read without
+    /// building its tree (``JSONReader/scanDeviceInfo(_:)``).
+    static func deviceInfoMembers(_ header: String?) -> DeviceInfoMembers? {
+        guard let header else { return nil }
+        var text = trimmingSpaces(header)
+        if let members = text.withUTF8({ JSONReader.scanDeviceInfo($0) }) { return members }
+        return deviceInfoObject(text).flatMap(DeviceInfoMembers.init(object:))
+    }
 
     /// `Device-Info` as a JSON object: the value as it is, or the same percent-encoded, or
     /// base64-encoded (standard or URL alphabet, with or without padding). `nil` when it is
@@ -24,18 +36,19 @@ extension DeviceContext {
         return Base64.decode(bytes).flatMap(jsonObject)
     }
 
-    /// The device's id from a `Device-Info` object: `device_id` / `deviceId` (≤ 128 characters,
-    /// see ``clean(_:limit:)``), else the first push token that is a valid token (the rules and
-    /// normalization of ``DeviceTokenRequest``: 8–512 characters of `A–Z a–z 0–9 _ - : .`, hex
-    /// lowercased). A value that breaks its rule is passed over, as if absent.
-    static func deviceId(in info: JSONValue) -> String? {
-        for key in deviceIdKeys {
-            if case .string(let value)? = info[key], let id = clean(value, limit: Limit.deviceId) {
+    /// The device's id from `Device-Info`'s members: `device_id` / `deviceId` (≤ 128
+    /// characters, see ``clean(_:limit:)``), else the first push token that is a valid token (the
+    /// rules and normalization of ``DeviceTokenRequest``: 8–512 characters of
+    /// `A–Z a–z 0–9 _ - : .`, hex lowercased). A value that breaks its rule is passed over, as if
+    /// absent.
+    static func deviceId(in info: DeviceInfoMembers) -> String? {
+        for field in deviceIdFields {
+            if case .string(let value)? = info[field], let id = clean(value, limit: Limit.deviceId) {
                 return id
             }
         }
-        for key in pushTokenKeys {
-            if case .string(let value)? = info[key],
+        for field in pushTokenFields {
+            if case .string(let value)? = info[field],
                 let token = try? DeviceTokenRequest.token(.string(value))
             {
                 return token
@@ -45,7 +58,7 @@ extension DeviceContext {
     }
 
     private static func jsonObject(_ bytes: [UInt8]) -> JSONValue? {
-        guard let value = try? JSONParser.parse(bytes, maxDepth: 8), case .object = value else {
+        guard let value = try? JSONParser.parse(bytes, maxDepth: deviceInfoMaxDepth), case .object = value else {
             return nil
         }
         return value

@@ -66,17 +66,12 @@ public struct DeviceContext: Sendable, Equatable {
         deviceInfo: String?, version: String?, build: String?, acceptLanguage: String?
     ) -> DeviceContext {
         var context = DeviceContext()
-        if let info = deviceInfoObject(deviceInfo) {
-            func string(_ names: String...) -> String? {
-                for name in names {
-                    if case .string(let value)? = info[name] { return value }
-                }
-                return nil
-            }
+        if let info = deviceInfoMembers(deviceInfo) {
             context.deviceId = deviceId(in: info)
-            context.platform = clean(string("platform"), limit: Limit.platform)
-            context.osVersion = clean(string("os_version", "osVersion"), limit: Limit.osVersion)
-            let enabled = info["is_notification_enabled"] ?? info["isNotificationEnabled"]
+            context.platform = clean(info.string(.platform), limit: Limit.platform)
+            context.osVersion = clean(
+                info.string(.osVersion, else: .osVersionCamel), limit: Limit.osVersion)
+            let enabled = info[.notificationsEnabled] ?? info[.notificationsEnabledCamel]
             context.notificationsEnabled = enabled.flatMap(lenientBool)
         }
         context.appVersion = clean(version, limit: Limit.appVersion)

@@ -1,16 +1,26 @@
 /// The members of an event that the design names (DESIGN.md section 2), in its table's order.
-enum EventField: Int {
+enum EventField: Int, NamedMember {
     case pageId, category, action, label, messageId, campaignId, deviceId, appActive, source,
         eventId, timestamp, properties
 
-    /// The names, in the cases' order.
-    private static let names: [StaticString] = [
+    static let names: [StaticString] = [
         "pageId", "category", "action", "label", "messageId", "campaignId", "deviceId",
         "appActive", "source", "eventId", "timestamp", "properties",
     ]
+}
 
-    /// The field a member's name (its UTF-8 bytes, as written between the quotes) names; nil
-    /// for any other member. Lengths are compared first: at most three names share one.
+/// The members of a JSON object a reader keeps, each a case of the type, found by name.
+protocol NamedMember: RawRepresentable where RawValue == Int {
+    /// The members' names, in the cases' order; at most 64 (a reader marks the ones it has
+    /// seen by a bit each).
+    static var names: [StaticString] { get }
+}
+
+extension NamedMember {
+    /// The member a name (its UTF-8 bytes, as written between the quotes) names; nil for any
+    /// other. Lengths are compared first: few names share one. Inlined into the scans' loops,
+    /// as their own lookup was.
+    @inline(__always)
     init?(name key: UnsafeBufferPointer<UInt8>) {
         for (position, name) in Self.names.enumerated() where name.utf8CodeUnitCount == key.count {
             let bytes = name.utf8Start
@@ -26,8 +36,8 @@ enum EventField: Int {
 
     init?(name: String) {
         var name = name
-        guard let field = name.withUTF8({ EventField(name: $0) }) else { return nil }
-        self = field
+        guard let member = name.withUTF8({ Self(name: $0) }) else { return nil }
+        self = member
     }
 }
 
@@ -214,43 +224,61 @@ extension JSONReader {
         -> (fields: EventFields, sentAt: JSONValue?)?
     {
         if depth > maxDepth { return nil }
-        index += 1  // {
-        skipWhitespace()
         let fields = EventFields()
         var sentAt: JSONValue? = nil
+        let taken = try scanMembers(
+            of: EventField.self, depth: depth, named: { fields[$0] = $1 },
+            other: { key, value in
+                if key.elementsEqual("events".utf8) { return false }
+                if wholeBody && key.elementsEqual("sentAt".utf8) { sentAt = value }
+                return true
+            })
+        return taken ? (fields, sentAt) : nil
+    }
+
+    /// The members of the object at the reader (its `{`), whose values are at `depth`: `named`
+    /// gets each member `Member` names, `other` each other member's name and value and returns
+    /// false to decline the object. Every name is checked for a repeat, as the parser does: the
+    /// named ones by a bit each, the others (rare) by their bytes, which are ASCII without
+    /// escapes here. False for anything the scan does not take (see ``scanKey()``). Inlined, so
+    /// that each reader's closures are compiled into its loop rather than called per member.
+    @inline(__always)
+    mutating func scanMembers<Member: NamedMember>(
+        of: Member.Type, depth: Int, named: (Member, consuming JSONValue) -> Void,
+        other: (UnsafeBufferPointer<UInt8>, JSONValue) -> Bool
+    ) throws(JSONParseError) -> Bool {
+        index += 1  // {
+        skipWhitespace()
         if index < bytes.count && bytes[index] == ASCII.rightBrace {
             index += 1
-            return (fields, nil)
+            return true
         }
-        // Every member name is checked for a repeat, as the parser does: the named ones by a
-        // bit each, the others (rare) by their bytes, which are ASCII without escapes here.
-        var seen: UInt16 = 0
+        var seen: UInt64 = 0
         var others: [UnsafeBufferPointer<UInt8>] = []
         while true {
-            guard let key = scanKey(), consumeColon() else { return nil }
+            guard let key = scanKey(), consumeColon() else { return false }
             let value = try parseValue(depth: depth)
-            if let field = EventField(name: key) {
-                let bit: UInt16 = 1 << field.rawValue
-                if seen & bit != 0 { return nil }
+            if let member = Member(name: key) {
+                let bit: UInt64 = 1 << member.rawValue
+                if seen & bit != 0 { return false }
                 seen |= bit
-                fields[field] = value
+                named(member, value)
             } else {
-                if key.elementsEqual("events".utf8) { return nil }
-                if others.contains(where: { $0.elementsEqual(key) }) { return nil }
+                if others.contains(where: { $0.elementsEqual(key) }) { return false }
                 others.append(key)
-                if wholeBody && key.elementsEqual("sentAt".utf8) { sentAt = value }
+                if !other(key, value) { return false }
             }
             switch consumeSeparator(closing: ASCII.rightBrace) {
             case true?: continue
-            case false?: return (fields, sentAt)
-            case nil: return nil
+            case false?: return true
+            case nil: return false
             }
         }
     }
 
     /// A member name without escapes, all ASCII: its bytes, the reader past its closing quote;
     /// nil for anything else.
-    private mutating func scanKey() -> UnsafeBufferPointer<UInt8>? {
+    mutating func scanKey() -> UnsafeBufferPointer<UInt8>? {
         guard index < bytes.count, bytes[index] == ASCII.quote else { return nil }
         let start = index + 1
         var end = start
@@ -267,7 +295,7 @@ extension JSONReader {
     }
 
     /// Steps over white space, a colon and white space; false when the colon is missing.
-    private mutating func consumeColon() -> Bool {
+    mutating func consumeColon() -> Bool {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == ASCII.colon else { return false }
         index += 1
@@ -277,7 +305,7 @@ extension JSONReader {
 
     /// After a member or an element: true past a comma (more follow), false past `closing`,
     /// nil for anything else.
-    private mutating func consumeSeparator(closing: UInt8) -> Bool? {
+    mutating func consumeSeparator(closing: UInt8) -> Bool? {
         skipWhitespace()
         guard index < bytes.count else { return nil }
         switch bytes[index] {
