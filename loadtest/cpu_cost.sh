@@ -42,15 +42,18 @@ stored_before=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
 psql "$DATABASE_URL" -qtAc "SELECT pg_stat_statements_reset()" >/dev/null
 before=$(pg_cpu)
 server_before=$(proc_cpu "$server_pid")
+server_user_before=$(proc_user_cpu "$server_pid")
 PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
 ingest_cpu=$(python3 -c "print($(pg_cpu) - $before)")
 server_cpu=$(python3 -c "print($(proc_cpu "$server_pid") - $server_before)")
+server_user_cpu=$(python3 -c "print($(proc_user_cpu "$server_pid") - $server_user_before)")
 events=$(($(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events") - stored_before))
 statements=$(psql "$DATABASE_URL" -tA -F'|' -c "SELECT round(total_exec_time::numeric, 1), calls, left(regexp_replace(query, '\s+', ' ', 'g'), 60) FROM pg_stat_statements WHERE query !~* 'pg_stat_statements' ORDER BY total_exec_time DESC LIMIT 8")
 
-python3 - "$COPY_ROWS" "$copy_cpu" "$events" "$ingest_cpu" "$server_cpu" "$statements" <<'PY'
+python3 - "$COPY_ROWS" "$copy_cpu" "$events" "$ingest_cpu" "$server_cpu" "$statements" "$server_user_cpu" <<'PY'
 import sys
 rows, copy_cpu, events, ingest_cpu, server_cpu = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
+server_user = float(sys.argv[7]) / events * 1000
 c = copy_cpu / rows * 1000
 b = ingest_cpu / events * 1000
 s = server_cpu / events * 1000
@@ -59,6 +62,7 @@ print(f"{'CPU per 1,000 events':44} {'ms':>8}")
 print(f"{'(c) PostgreSQL, COPY into the raw table':44} {c * 1000:>8.1f}")
 print(f"{'(b) PostgreSQL, ingestion (dedup, rollups)':44} {b * 1000:>8.1f}   {b / c:.2f} x (c)")
 print(f"{'(b) collector process':44} {s * 1000:>8.1f}")
+print(f"{'    of which in user mode / in the kernel':44} {server_user * 1000:>8.1f} / {(s - server_user) * 1000:.1f}")
 print(f"\n{events:,} events ingested; on 2 cores, a PostgreSQL with one core to itself would ingest at most "
       f"{1 / b * 1000:,.0f} events/s against COPY's {1 / c * 1000:,.0f} rows/s")
 # For `make bench` (loadtest/bench_all.sh, which runs this with BATCH=1): issue 17's two CPU

@@ -149,6 +149,8 @@ SQL
 
 # CPU seconds process $1 has used so far (user and system).
 proc_cpu() { awk -v t="$tick" '{print ($14 + $15) / t}' "/proc/$1/stat"; }
+# The same in user mode alone (the rest, proc_cpu less this, is the kernel's work for it).
+proc_user_cpu() { awk -v t="$tick" '{print $14 / t}' "/proc/$1/stat"; }
 
 # Waits (at most 20 s) until the running server's compactor has packed every histogram change
 # (sql/014: a message is packed once its changes are 200 rows or 10 s old), so that what is
