@@ -147,6 +147,36 @@ import Testing
         #expect(headers.values("missing") == [])
     }
 
+    /// Every lookup finds exactly the fields `sameName` matches, in order: names of every length,
+    /// alike but for case, for one byte early or late, or for a non-ASCII letter.
+    @Test func headerLookupsFindWhatSameNameMatches() {
+        let names = [
+            "", "a", "A", "[", "{", "a-b", "A-B", "a\rb", "Expect", "EXPECT", "Expect ", "Device-",
+            "device-", "Device_", "Device-Info", "device-info", "Device-Infx", "Device-Inf",
+            "Content-Length", "content-length", "Content-Lengti", "CONTENT-LENGTH",
+            "X-Forwarded-For", String(repeating: "h", count: 300) + "a",
+            String(repeating: "H", count: 300) + "A", String(repeating: "h", count: 300) + "b",
+            String(repeating: "h", count: 400), "Dévice", "dÉvice", "dévice",
+        ]
+        let fields = names.enumerated().map { (name: $0.element, value: "v\($0.offset)") }
+        let headers = HTTPHeaders(fields)
+        var matches = 0
+        for name in names {
+            let expected = fields.filter { HTTPHeaders.sameName($0.name, name) }.map(\.value)
+            #expect(headers.values(name) == expected, "\(name)")
+            #expect(
+                headers[name] == (expected.isEmpty ? nil : expected.joined(separator: ", ")),
+                "\(name)")
+            matches += expected.count
+        }
+        // Besides itself, each name of these pairs matches the other: a/A, a-b/A-B,
+        // Expect/EXPECT, Device-/device-, Device-Info/device-info, the 301-byte h…a/H…A and
+        // Dévice/dévice (only ASCII letters fold); and each of the three spellings of
+        // Content-Length the two others.
+        #expect(names.count == 30)
+        #expect(matches == names.count + 2 * 7 + 3 * 2)
+    }
+
     @Test func headerNamesMatchOnlyLettersCaseInsensitively() {
         // `-` (0x2D) and CR (0x0D) differ only in the bit that separates cases of letters.
         #expect(HTTPHeaders.sameName("A-b", "a-B"))
