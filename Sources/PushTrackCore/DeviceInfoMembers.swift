@@ -73,7 +73,8 @@ extension JSONReader {
     /// the collector's instructions per single-event request).
     ///
     /// Returns nil for anything it cannot take whole: not an object, a member name with an
-    /// escape or a non-ASCII byte, a repeated member name, anything the parser would refuse.
+    /// escape or a non-ASCII byte, a repeated member name, more than
+    /// ``JSONReader/maxOtherMembers`` members it does not read, anything the parser would refuse.
     /// ``DeviceContext/deviceInfoObject(_:)`` then reads the header in each of its forms, so the
     /// two paths read alike (the tests read every header both ways). Values are read by the
     /// parser's own function, at the depth and with the limit that path parses them.

@@ -87,6 +87,21 @@ import Testing
         #expect(DeviceContext.deviceInfoMembers(#"{"device_id":"a","device_id":"b"}"#) == nil)
     }
 
+    /// More than 16 members it does not read are left to the parse (see
+    /// `EventScannerTests.leavesEventsWithManyOtherMembersToTheParse`).
+    @Test func leavesHeadersWithManyOtherMembersToTheParse() throws {
+        func header(others: Int) -> String {
+            #"{"platform":"ios","# + (0..<others).map { #""k\#($0)":\#($0)"# }
+                .joined(separator: ",") + "}"
+        }
+        #expect(scanned(header(others: 16))?[.platform] == "ios")
+        #expect(scanned(header(others: 17)) == nil)
+        for others in [16, 17, 1_500] {
+            #expect(readBothWays(header(others: others)) == (others == 16))
+            #expect(DeviceContext.deviceInfoMembers(header(others: others))?[.platform] == "ios")
+        }
+    }
+
     /// The seed app's header with one byte changed, at every position, to each of a few bytes
     /// that matter to the grammar: the scan never takes a header the parse refuses, nor reads
     /// one differently.

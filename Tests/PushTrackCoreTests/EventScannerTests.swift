@@ -70,6 +70,28 @@ import Testing
         #expect(scanned("[\(arrival),\(arrival)]", maxEvents: 1) == nil)
     }
 
+    /// Members the design does not name are checked for repeats one against each, so an event
+    /// with more than 16 of them is left to the parser, whose set of names stays linear: a body
+    /// of tens of thousands of such members is not a quadratic scan.
+    @Test func leavesEventsWithManyOtherMembersToTheParse() throws {
+        func event(others: Int) -> String {
+            #"{"pageId":"home","category":"view","# + (0..<others).map { #""k\#($0)":\#($0)"# }
+                .joined(separator: ",") + "}"
+        }
+        #expect(JSONReader.maxOtherMembers == 16)
+        #expect(scanned(event(others: 16))?.events.count == 1)
+        #expect(scanned(event(others: 17)) == nil)
+        #expect(scanned("[\(arrival),\(event(others: 17))]") == nil)
+        for others in [16, 17, 20_000] {
+            let batch = try decodeBothWays(Array(event(others: others).utf8))
+            #expect(batch.events.count == 1)
+            #expect(batch.events.first?.pageId == "home")
+        }
+        #expect(throws: DecodeError.self) {
+            try decodeBothWays(Array((event(others: 20_000).dropLast() + #","k19999":1}"#).utf8))
+        }
+    }
+
     /// Bodies near the edges of the rules and of the grammar: each decodes to the same batch, or
     /// the same error, both ways (`decodeBothWays` checks).
     @Test func decodesEveryBodyAsTheWholeParseDoes() throws {
