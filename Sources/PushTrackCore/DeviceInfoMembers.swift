@@ -19,7 +19,7 @@ enum DeviceInfoField: Int, CaseIterable, NamedMember {
 /// lookup in the object would).
 struct DeviceInfoMembers: Equatable {
     /// A tuple, not an array: one header's members live on the stack (the array's allocation
-    /// and release were a third of what reading the header cost).
+    /// and release were about a sixth of what reading the header cost).
     private var values = (
         JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none,
         JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none,
