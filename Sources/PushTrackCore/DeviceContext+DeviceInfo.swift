@@ -58,9 +58,9 @@ extension DeviceContext {
     }
 
     private static func jsonObject(_ bytes: [UInt8]) -> JSONValue? {
-        guard let value = try? JSONParser.parse(bytes, maxDepth: deviceInfoMaxDepth), case .object = value else {
-            return nil
-        }
+        guard let value = try? JSONParser.parse(bytes, maxDepth: deviceInfoMaxDepth),
+            case .object = value
+        else { return nil }
         return value
     }
 

@@ -1,6 +1,6 @@
 /// The members of `Device-Info` that ``DeviceContext/fromHeaders(deviceInfo:version:build:acceptLanguage:)``
 /// reads, in the order its rules try them.
-enum DeviceInfoField: Int, CaseIterable, NamedMember {
+enum DeviceInfoField: Int, NamedMember {
     case deviceId, deviceIdCamel
     case fcmToken, fcmTokenCamel, deviceToken, deviceTokenCamel, pushToken
     case platform, osVersion, osVersionCamel
@@ -16,15 +16,10 @@ enum DeviceInfoField: Int, CaseIterable, NamedMember {
 
 /// The values of a `Device-Info` object's members that ``DeviceContext`` reads, as the JSON gave
 /// them (null included: `"is_notification_enabled": null` hides `isNotificationEnabled`, as a
-/// lookup in the object would).
+/// lookup in the object would). On the stack: an array's allocation and release were about a
+/// sixth of what reading the header cost.
 struct DeviceInfoMembers: Equatable {
-    /// A tuple, not an array: one header's members live on the stack (the array's allocation
-    /// and release were about a sixth of what reading the header cost).
-    private var values = (
-        JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none,
-        JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none,
-        JSONValue?.none, JSONValue?.none
-    )
+    private var slots = MemberSlots()
 
     init() {}
 
@@ -36,26 +31,9 @@ struct DeviceInfoMembers: Equatable {
         }
     }
 
-    /// A tuple of one type is laid out as an array of it, so the fields are reached by
-    /// position rather than through a switch.
     subscript(field: DeviceInfoField) -> JSONValue? {
-        get {
-            withUnsafeBytes(of: values) { bytes in
-                bytes.load(
-                    fromByteOffset: field.rawValue * MemoryLayout<JSONValue?>.stride,
-                    as: JSONValue?.self)
-            }
-        }
-        set {
-            withUnsafeMutableBytes(of: &values) { bytes in
-                (bytes.baseAddress! + field.rawValue * MemoryLayout<JSONValue?>.stride)
-                    .assumingMemoryBound(to: JSONValue?.self).pointee = newValue
-            }
-        }
-    }
-
-    static func == (lhs: DeviceInfoMembers, rhs: DeviceInfoMembers) -> Bool {
-        DeviceInfoField.allCases.allSatisfy { lhs[$0] == rhs[$0] }
+        get { slots[field.rawValue] }
+        set { slots[field.rawValue] = newValue }
     }
 
     /// The first of the fields whose value is a string.

@@ -11,8 +11,8 @@ enum EventField: Int, NamedMember {
 
 /// The members of a JSON object a reader keeps, each a case of the type, found by name.
 protocol NamedMember: RawRepresentable where RawValue == Int {
-    /// The members' names, in the cases' order; at most 64 (a reader marks the ones it has
-    /// seen by a bit each).
+    /// The members' names, in the cases' order; at most ``MemberSlots/count`` (a reader keeps
+    /// each member's value in the slot of its raw value).
     static var names: [StaticString] { get }
 }
 
@@ -41,17 +41,48 @@ extension NamedMember {
     }
 }
 
+/// Twelve JSON values, by position: the members a reader keeps of one object (``EventFields``,
+/// ``DeviceInfoMembers``), each at its case's raw value. A tuple, not an array: no allocation
+/// per object read; not generic, so copying and destroying it is compiled in place.
+struct MemberSlots: Equatable {
+    static let count = 12
+
+    private var values = (
+        JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none,
+        JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none,
+        JSONValue?.none, JSONValue?.none
+    )
+
+    /// A tuple of one type is laid out as an array of it, so a slot is reached by position
+    /// rather than through a switch.
+    subscript(position: Int) -> JSONValue? {
+        get {
+            withUnsafeBytes(of: values) {
+                $0.load(
+                    fromByteOffset: position * MemoryLayout<JSONValue?>.stride,
+                    as: JSONValue?.self)
+            }
+        }
+        set {
+            withUnsafeMutableBytes(of: &values) {
+                ($0.baseAddress! + position * MemoryLayout<JSONValue?>.stride)
+                    .assumingMemoryBound(to: JSONValue?.self).pointee = newValue
+            }
+        }
+    }
+
+    static func == (lhs: MemberSlots, rhs: MemberSlots) -> Bool {
+        (0..<count).allSatisfy { lhs[$0] == rhs[$0] }
+    }
+}
+
 /// An event's named members as the JSON gave them; null counts as absent, unknown members are
 /// not kept. A class: the twelve values are passed from the scan to the checks without copying
 /// them (as a struct, each copy of an event's fields cost about 800 instructions).
 final class EventFields {
     /// Unchecked: an event's fields are filled and read by the one thread that decodes its
     /// request, and the run-time check of each access cost more than the access.
-    @exclusivity(unchecked) private var values = (
-        JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none,
-        JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none, JSONValue?.none,
-        JSONValue?.none, JSONValue?.none
-    )
+    @exclusivity(unchecked) private var values = MemberSlots()
 
     init() {}
 
@@ -64,23 +95,8 @@ final class EventFields {
     }
 
     subscript(field: EventField) -> JSONValue? {
-        get { slot(field) { $0.pointee } }
-        set {
-            let value = newValue?.isNull == true ? nil : newValue
-            slot(field) { $0.pointee = value }
-        }
-    }
-
-    /// `body` with the field's place in `values`: a tuple of one type is laid out as an array
-    /// of it, so the fields are reached by position rather than through a switch.
-    private func slot<Result>(
-        _ field: EventField, _ body: (UnsafeMutablePointer<JSONValue?>) -> Result
-    ) -> Result {
-        withUnsafeMutableBytes(of: &values) { bytes in
-            body(
-                (bytes.baseAddress! + field.rawValue * MemoryLayout<JSONValue?>.stride)
-                    .assumingMemoryBound(to: JSONValue?.self))
-        }
+        get { values[field.rawValue] }
+        set { values[field.rawValue] = newValue?.isNull == true ? nil : newValue }
     }
 }
 
@@ -289,7 +305,7 @@ extension JSONReader {
 
     /// A member name without escapes, all ASCII: its bytes, the reader past its closing quote;
     /// nil for anything else.
-    mutating func scanKey() -> UnsafeBufferPointer<UInt8>? {
+    private mutating func scanKey() -> UnsafeBufferPointer<UInt8>? {
         guard index < bytes.count, bytes[index] == ASCII.quote else { return nil }
         let start = index + 1
         var end = start
@@ -306,7 +322,7 @@ extension JSONReader {
     }
 
     /// Steps over white space, a colon and white space; false when the colon is missing.
-    mutating func consumeColon() -> Bool {
+    private mutating func consumeColon() -> Bool {
         skipWhitespace()
         guard index < bytes.count, bytes[index] == ASCII.colon else { return false }
         index += 1
@@ -316,7 +332,7 @@ extension JSONReader {
 
     /// After a member or an element: true past a comma (more follow), false past `closing`,
     /// nil for anything else.
-    mutating func consumeSeparator(closing: UInt8) -> Bool? {
+    private mutating func consumeSeparator(closing: UInt8) -> Bool? {
         skipWhitespace()
         guard index < bytes.count else { return nil }
         switch bytes[index] {
