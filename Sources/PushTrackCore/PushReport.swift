@@ -36,8 +36,9 @@ public struct PushReport: Sendable, Equatable {
         self.locale = locale
     }
 
-    /// The report a valid push event makes, or `nil` for a generic event.
-    public init?(_ event: ValidEvent) {
+    /// The report a valid push event makes, or `nil` for a generic event. Borrowed: the writer
+    /// derives it from each event it stores, and an owned parameter copied the event's strings.
+    public init?(_ event: borrowing ValidEvent) {
         fromExtension = false
         switch event.category {
         case "push_arrival":

@@ -82,7 +82,7 @@ extension IngestBatch {
     func applyConversions(
         _ items: inout [Item], changes: [PairKey: PairChange], on connection: PostgresConnection
     ) throws {
-        let hasGeneric = items.contains { $0.report == nil }
+        let hasGeneric = items.contains { !$0.isReport }
         guard hasGeneric || !changes.isEmpty else { return }
         let tracked: Set<String>
         if let known = tracking.trackedApps {
@@ -102,13 +102,13 @@ extension IngestBatch {
 
         // The batch's conversion events.
         var categories: [KeyRef: Category] = [:]
-        let genericApps = Set(items.lazy.filter { $0.report == nil }.map(\.appId)).intersection(
+        let genericApps = Set(items.lazy.filter { !$0.isReport }.map(\.appId)).intersection(
             tracked)
         if !genericApps.isEmpty {
             categories = try readCategories(Array(genericApps).sorted(), on: connection)
         }
         var fresh: [DeviceKey: [Int]] = [:]
-        for index in items.indices where items[index].report == nil {
+        for index in items.indices where !items[index].isReport {
             let item = items[index]
             guard let category = categories[KeyRef(appId: item.appId, key: item.event.category)],
                 category.effective
@@ -336,7 +336,7 @@ extension IngestBatch {
         guard !spans.isEmpty else { return [:] }
         let apps = Set(spans.map(\.device.appId))
         var batchMessages = Set<MessageKey>()
-        for item in items where item.report != nil && apps.contains(item.appId) {
+        for item in items where item.isReport && apps.contains(item.appId) {
             if let messageId = item.messageId {
                 batchMessages.insert(MessageKey(appId: item.appId, messageId: messageId))
             }

@@ -51,7 +51,7 @@ extension IngestBatch {
             ends.reserveCapacity(items.count)
             next = [Int](repeating: -1, count: items.count)
             for (index, item) in items.enumerated() {
-                guard item.report != nil, let messageId = item.messageId,
+                guard item.isReport, let messageId = item.messageId,
                     let deviceId = item.event.deviceId
                 else { continue }
                 let pair = PairKey(appId: item.appId, messageId: messageId, deviceId: deviceId)

@@ -23,7 +23,7 @@ extension IngestBatch {
         _ items: [Item], influence: inout [MessageKey: Int], on connection: PostgresConnection
     ) throws {
         var opens: [KeyRef: Set<Date>] = [:]
-        for item in items where item.report == nil && item.event.category == Self.appOpenCategory {
+        for item in items where !item.isReport && item.event.category == Self.appOpenCategory {
             guard let deviceId = item.event.deviceId else { continue }
             opens[KeyRef(appId: item.appId, key: deviceId), default: []].insert(
                 item.event.eventTime)
@@ -31,7 +31,7 @@ extension IngestBatch {
         guard !opens.isEmpty else { return }
         let openingApps = Set(opens.keys.map(\.appId))
         var batchMessages = Set<MessageKey>()
-        for item in items where item.report != nil && openingApps.contains(item.appId) {
+        for item in items where item.isReport && openingApps.contains(item.appId) {
             if let messageId = item.messageId {
                 batchMessages.insert(MessageKey(appId: item.appId, messageId: messageId))
             }

@@ -98,21 +98,26 @@ struct IngestBatch {
         var outcome: ReportOutcome
         /// What it says about its pair; `nil` for a generic event. Derived once, here.
         let report: PushReport?
+        /// Whether ``report`` is set. Steps ask it of every item, and asking `report` itself
+        /// copied the report and retained its strings.
+        let isReport: Bool
         /// Its report key as `report_keys` holds it; nil without a key.
         let claimKey: ClaimKey?
 
+        /// Takes the event over: passed owned and kept, it is copied once, out of its job.
         init(
-            job: Int, appId: String, receivedAt: Date, event: ValidEvent,
+            job: Int, appId: String, receivedAt: Date, event: consuming ValidEvent,
             claimKey: ClaimKey? = nil
         ) {
             self.job = job
             self.appId = appId
             self.receivedAt = receivedAt
-            self.event = event
             self.claimKey = claimKey
             report = PushReport(event)
-            messageId = report == nil ? nil : event.messageId
-            outcome = report == nil ? .generic : .unattributed
+            isReport = report != nil
+            messageId = isReport ? event.messageId : nil
+            outcome = isReport ? .unattributed : .generic
+            self.event = event
         }
     }
 
@@ -334,7 +339,7 @@ struct IngestBatch {
         throws
     {
         let legacy = items.indices.filter {
-            items[$0].report != nil && items[$0].event.messageId == nil
+            items[$0].isReport && items[$0].event.messageId == nil
         }
         guard !legacy.isEmpty else { return }
         let positions = Array(legacy.indices)

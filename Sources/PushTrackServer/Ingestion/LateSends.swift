@@ -225,7 +225,7 @@ enum LateSends {
                 job: 0, appId: match.appId,
                 receivedAt: row.date("received_at") ?? Date(timeIntervalSince1970: 0),
                 event: event)
-            guard item.report != nil else { continue }
+            guard item.isReport else { continue }
             item.messageId = messageId
             item.attributedMessageId = messageId
             items.append(item)
