@@ -103,6 +103,54 @@ enum PostgresTimestamp {
 
     /// ``parse(_:)`` of the text's bytes, read in place.
     static func parse(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+        utcInstant(text) ?? parseAnyShape(text)
+    }
+
+    /// What a session in UTC prints for a `timestamptz` of a four-digit year AD,
+    /// `YYYY-MM-DD HH:MM:SS[.f…]+00` (one to six digits of fraction), read at fixed positions:
+    /// the writer reads a few per event from the delivery merge's results, and the general
+    /// scanner below took about 600 instructions for each. Nil for any other text, which
+    /// ``parseAnyShape(_:)`` then reads (the same instant for text both accept).
+    static func utcInstant(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
+        let count = text.count
+        guard count == 22 || (24...29).contains(count), text[4] == UInt8(ascii: "-"),
+            text[7] == UInt8(ascii: "-"), text[10] == UInt8(ascii: " "),
+            text[13] == UInt8(ascii: ":"), text[16] == UInt8(ascii: ":"),
+            text[count - 3] == UInt8(ascii: "+"), text[count - 2] == UInt8(ascii: "0"),
+            text[count - 1] == UInt8(ascii: "0"), count == 22 || text[19] == UInt8(ascii: ".")
+        else { return nil }
+        var valid = true
+        func number(_ range: Range<Int>) -> Int64 {
+            var value: Int64 = 0
+            for index in range {
+                let digit = text[index] &- UInt8(ascii: "0")
+                if digit > 9 { valid = false }
+                value = value &* 10 &+ Int64(digit)
+            }
+            return value
+        }
+        let year = number(0..<4)
+        let month = number(5..<7)
+        let day = number(8..<10)
+        let hour = number(11..<13)
+        let minute = number(14..<16)
+        let second = number(17..<19)
+        var fraction: Int64 = 0
+        if count > 22 {
+            fraction = number(20..<count - 3)
+            for _ in (count - 23)..<6 { fraction *= 10 }
+        }
+        guard valid, (1...12).contains(month), (1...31).contains(day), hour <= 24,
+            minute < 60, second <= 60
+        else { return nil }
+        let days = daysSince1970(year: year, month: month, day: day)
+        let seconds = days * 86_400 + hour * 3600 + minute * 60 + second
+        let micros = seconds * microsPerSecond + fraction
+        return Date(timeIntervalSince1970: Double(micros) / Double(microsPerSecond))
+    }
+
+    /// ``parse(_:)`` of any of the shapes it reads.
+    static func parseAnyShape(_ text: UnsafeBufferPointer<UInt8>) -> Date? {
         if text.count == 8, text.elementsEqual("infinity".utf8) { return .distantFuture }
         if text.count == 9, text.elementsEqual("-infinity".utf8) { return .distantPast }
         var scanner = Scanner(text)

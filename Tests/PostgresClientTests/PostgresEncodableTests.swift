@@ -89,6 +89,53 @@ let awkwardStrings = [
         }
     }
 
+    /// The fixed-position reader of a UTC session's output reads the instant the general scanner
+    /// does, and declines (nil) every other text, valid or not, so that the scanner reads it.
+    @Test func utcFastPathReadsWhatTheScannerReads() {
+        func both(_ text: String) -> (fast: Date?, general: Date?) {
+            var text = text
+            return text.withUTF8 {
+                (PostgresTimestamp.utcInstant($0), PostgresTimestamp.parseAnyShape($0))
+            }
+        }
+        let taken = [
+            "2023-11-14 22:13:20+00", "2023-11-14 22:13:20.1+00", "2023-11-14 22:13:20.123456+00",
+            "0999-01-01 23:59:59.75+00", "9999-12-31 24:00:00+00", "2000-02-29 00:00:60.09+00",
+        ]
+        for text in taken {
+            let read = both(text)
+            #expect(read.fast != nil && read.fast == read.general, "\(text)")
+        }
+        #expect(both("2023-11-14 22:13:20.123456+00").fast.map(micros) == 1_700_000_000_123_456)
+        let declined = [
+            "2023-11-14 22:13:20.5-01", "2023-11-15 03:43:20.123456+05:30", "2023-11-14",
+            "2023-11-14 22:13:20", "2023-11-14 22:13:20.+00", "2023-11-14 22:13:20.1234567+00",
+            "2023-13-14 22:13:20+00", "2023-11-32 22:13:20+00", "2023-11-14 25:13:20+00",
+            "2023-11-14 22:60:20+00", "2023-11-14 22:13:61+00", "2023-1a-14 22:13:20+00",
+            "2023-11-14T22:13:20+00", "0001-01-01 00:00:00+00 BC", "12023-11-14 22:13:20+00",
+            "2023-11-14 22:13:20.12/+00", "infinity",
+        ]
+        for text in declined {
+            #expect(both(text).fast == nil, "\(text)")
+        }
+        // Instants across the years (seeded, so a failure repeats), as PostgreSQL prints them
+        // in UTC (the fraction without trailing zeros), read alike both ways.
+        var generator = SplitMix64(state: 0x5EED_7157_A4B)
+        for _ in 0..<2_000 {
+            let instant = Int64.random(
+                in: -30_000_000_000_000_000...253_402_300_799_999_999, using: &generator)
+            let date = Date(timeIntervalSince1970: Double(instant) / 1_000_000)
+            var text = PostgresTimestamp.format(date)
+            guard !text.hasSuffix(" BC"), let dot = text.firstIndex(of: ".") else { continue }
+            var fraction = String(text[text.index(after: dot)...].dropLast())
+            while fraction.hasSuffix("0") { fraction.removeLast() }
+            text = text[..<dot].replacingOccurrences(of: "T", with: " ")
+                + (fraction.isEmpty ? "" : "." + fraction) + "+00"
+            let read = both(text)
+            #expect(read.fast != nil && read.fast == read.general, "\(text)")
+        }
+    }
+
     @Test func copyTextEscapesSeparatorsAndWritesNullAsBackslashN() {
         var rows = PostgresCopyRows()
         rows.addRow(["a\tb", nil, "c\\d\ne\rf", ""])
@@ -434,5 +481,18 @@ let awkwardStrings = [
         }
         #expect(error.sqlState == SQLState(rawValue: "22003"))  // numeric_value_out_of_range
         #expect(try connection.query("SELECT 1 AS v")[0].int("v") == 1)
+    }
+}
+
+/// A seeded generator (SplitMix64), so that generated cases repeat.
+private struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
     }
 }
