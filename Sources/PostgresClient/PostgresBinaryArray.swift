@@ -33,12 +33,22 @@ extension String: PostgresBinaryArrayElement {
     var binaryLength: Int? { utf8.count }
 
     func writeBinary(to pointer: UnsafeMutableRawPointer) -> Bool {
-        var text = self
-        return text.withUTF8 { utf8 in
-            guard let start = utf8.baseAddress else { return false }
-            pointer.copyMemory(from: start, byteCount: utf8.count)
-            return memchr(start, 0, utf8.count) != nil
+        // Read in place (a native string's UTF-8 is contiguous): copying `self` into a `var`
+        // for `withUTF8` retained and released every element of every array.
+        if let nul = utf8.withContiguousStorageIfAvailable({ Self.copy($0, to: pointer) }) {
+            return nul
         }
+        var text = self
+        return text.withUTF8 { Self.copy($0, to: pointer) }
+    }
+
+    /// Copies `utf8` to `pointer`; whether it holds a NUL byte.
+    private static func copy(
+        _ utf8: UnsafeBufferPointer<UInt8>, to pointer: UnsafeMutableRawPointer
+    ) -> Bool {
+        guard let start = utf8.baseAddress else { return false }
+        pointer.copyMemory(from: start, byteCount: utf8.count)
+        return memchr(start, 0, utf8.count) != nil
     }
 }
 
