@@ -43,8 +43,11 @@ public struct PostgresCopyRows: Sendable {
     /// The next field, a `text` column: `value`, or NULL for nil.
     public mutating func add(_ value: String?) {
         beginField()
-        guard var value else { return appendNull() }
-        value.withUTF8 { appendData($0) }
+        guard let value else { return appendNull() }
+        // In place when contiguous (a native string always is), without a retained copy.
+        if value.utf8.withContiguousStorageIfAvailable({ appendData($0) }) != nil { return }
+        var copy = value
+        copy.withUTF8 { appendData($0) }
     }
 
     /// The next field, a `timestamptz` column, to the microsecond as ``PostgresEncodable``

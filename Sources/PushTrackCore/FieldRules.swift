@@ -68,20 +68,27 @@ extension FieldRules {
 
     /// The first control character of `text` (C0, DEL or C1), as its code point's low byte, if any.
     static func firstControlCharacter(_ text: String) -> UInt8? {
-        var text = text
-        return text.withUTF8 { bytes in
-            var index = 0
-            while index < bytes.count {
-                let byte = bytes[index]
-                if byte < ASCII.space || byte == ASCII.delete { return byte }
-                // C1 controls U+0080–U+009F are 0xC2 0x80…0x9F in UTF-8.
-                if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {
-                    return bytes[index + 1]
-                }
-                index += 1
-            }
-            return nil
+        // In place when the UTF-8 is contiguous (a native string's always is): copied into a
+        // `var` for `withUTF8`, every field of every event was retained and released for it.
+        if let found = text.utf8.withContiguousStorageIfAvailable(firstControlCharacter) {
+            return found
         }
+        var text = text
+        return text.withUTF8(firstControlCharacter)
+    }
+
+    private static func firstControlCharacter(_ bytes: UnsafeBufferPointer<UInt8>) -> UInt8? {
+        var index = 0
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte < ASCII.space || byte == ASCII.delete { return byte }
+            // C1 controls U+0080–U+009F are 0xC2 0x80…0x9F in UTF-8.
+            if byte == 0xC2, index + 1 < bytes.count, (0x80...0x9F).contains(bytes[index + 1]) {
+                return bytes[index + 1]
+            }
+            index += 1
+        }
+        return nil
     }
 
     func messageIdString(_ value: JSONValue?) throws(FieldFailure) -> String? {
