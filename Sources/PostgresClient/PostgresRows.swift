@@ -135,6 +135,18 @@ public struct PostgresRow: Sendable {
     public func string(_ column: String) -> String? { self[column] }
     public func string(_ index: Int) -> String? { self[index] }
 
+    /// Whether the value at `index` is `text` (false for NULL), compared byte for byte without
+    /// making a `String` of it.
+    public func value(_ index: Int, equals text: String) -> Bool {
+        read(index) { bytes -> Bool in
+            guard text.utf8.count == bytes.count else { return false }
+            guard let start = bytes.baseAddress, !bytes.isEmpty else { return true }
+            return text.utf8.withContiguousStorageIfAvailable {
+                memcmp($0.baseAddress!, start, bytes.count) == 0
+            } ?? text.utf8.elementsEqual(bytes)
+        } ?? false
+    }
+
     /// Nil for NULL or text that is not an integer (`int2`, `int4`, `int8`).
     public func int(_ column: String) -> Int? { int(position(of: column)) }
     public func int(_ index: Int) -> Int? { read(index, Self.parseInt) }

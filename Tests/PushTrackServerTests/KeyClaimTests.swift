@@ -193,4 +193,52 @@ import Testing
             try outcomes(server) == ["d1 generic", "d1 first_arrival", "d1 generic", "d1 generic"])
         #expect(try pairs(server).count == 1)
     }
+
+    /// The merge's rows are matched to their pairs by position when each row is the pair the
+    /// merge inserted there (the order it inserts them in), and by their keys otherwise: rows
+    /// handed over in reverse order give the same outcomes and the same rollup changes.
+    @Test func mergedRowsInAnotherOrderAreMatchedByTheirKeys() throws {
+        let server = try LiveServer()
+        let connection = try PostgresConnection(url: server.databaseURL)
+        let ms = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+        let job = try ingestJob(
+            server.app.appId,
+            [
+                pushEvent(messageId: "m2", deviceId: "d1", eventId: "a", timestamp: "\(ms)"),
+                pushEvent(messageId: "m1", deviceId: "d2", eventId: "b", timestamp: "\(ms)"),
+                pushEvent(
+                    category: "push_click", messageId: "m2", deviceId: "d1", eventId: "c",
+                    timestamp: "\(ms + 5_000)"),
+                pushEvent(messageId: "m1", deviceId: "d1", eventId: "d", timestamp: "\(ms)"),
+                pushEvent(messageId: "m2", deviceId: "d1", eventId: "e", timestamp: "\(ms + 1)"),
+            ])
+        func apply(reversed: Bool) throws -> (
+            outcomes: [ReportOutcome], deltas: [IngestBatch.MessageKey: Contribution]
+        ) {
+            _ = try connection.query("BEGIN")
+            defer { _ = try? connection.query("ROLLBACK") }
+            var items = job.events.map {
+                IngestBatch.Item(job: 0, appId: job.appId, receivedAt: job.receivedAt, event: $0)
+            }
+            let batch = IngestBatch(jobs: [job])
+            let grouped = IngestBatch.PairReports(items)
+            let rows = Array(try grouped.partial.merge(on: connection, now: Date(), prepared: false))
+            var influence: [IngestBatch.MessageKey: Int] = [:]
+            var changes: [IngestBatch.PairKey: IngestBatch.PairChange] = [:]
+            let deltas = try batch.applyDeliveries(
+                &items, influence: &influence, changes: &changes, on: connection, now: Date(),
+                merged: IngestBatch.MergedPairs(
+                    reports: grouped, rows: reversed ? rows.reversed() : rows))
+            return (items.map(\.outcome), deltas.deltas)
+        }
+        let inOrder = try apply(reversed: false)
+        #expect(
+            inOrder.outcomes == [
+                .firstArrival, .firstArrival, .firstClick, .firstArrival, .duplicateArrival,
+            ])
+        #expect(inOrder.deltas.count == 2)
+        let reversed = try apply(reversed: true)
+        #expect(reversed.outcomes == inOrder.outcomes)
+        #expect(reversed.deltas == inOrder.deltas)
+    }
 }

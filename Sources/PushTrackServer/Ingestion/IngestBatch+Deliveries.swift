@@ -45,6 +45,8 @@ extension IngestBatch {
         /// For each item, the position of its pair's next report; -1 for the last one (and for
         /// items that are not push reports).
         private var next: [Int]
+        /// The pairs in the order of `partial`'s rows (key order), with their first report.
+        private(set) var sorted: [(pair: PairKey, first: Int)] = []
         var partial = DeliveryRows()
 
         init(_ items: [Item]) {
@@ -63,7 +65,9 @@ extension IngestBatch {
                 }
             }
             partial.reserveCapacity(ends.count)
+            sorted.reserveCapacity(ends.count)
             for (pair, span) in ends.sorted(by: { $0.key < $1.key }) {
+                sorted.append((pair, span.first))
                 var state = DeliveryState()
                 for index in Chain(successors: next, current: span.first) {
                     state.apply(items[index].report!)
@@ -79,6 +83,9 @@ extension IngestBatch {
         func reports(of pair: PairKey) -> Chain {
             Chain(successors: next, current: ends[pair]?.first ?? -1)
         }
+
+        /// The positions of a pair's reports, from its first (as ``sorted`` gives it) on.
+        func reports(from first: Int) -> Chain { Chain(successors: next, current: first) }
 
         struct Chain: Sequence, IteratorProtocol {
             let successors: [Int]
@@ -136,16 +143,31 @@ extension IngestBatch {
         let columns =
             rows[0].columns.starts(with: DeliveryRows.mergedColumns)
             ? DeliveryRows.mergedPositions : MergedPositions(rows[0].columns)
-        for row in rows {
-            let pair = PairKey(
-                appId: row.string(columns.appId) ?? "",
-                messageId: row.string(columns.messageId) ?? "",
-                deviceId: row.string(columns.deviceId) ?? "")
+        for (position, row) in rows.enumerated() {
+            // The rows come back in the order the merge inserted them, its pairs' key order, so
+            // the row at each position is checked against that pair byte for byte, and read
+            // and looked up by its key only when it is another.
+            let reports: PairReports.Chain
+            let pair: PairKey
+            let expected = grouped.sorted[position]
+            if row.value(columns.deviceId, equals: expected.pair.deviceId),
+                row.value(columns.messageId, equals: expected.pair.messageId),
+                row.value(columns.appId, equals: expected.pair.appId)
+            {
+                pair = expected.pair
+                reports = grouped.reports(from: expected.first)
+            } else {
+                pair = PairKey(
+                    appId: row.string(columns.appId) ?? "",
+                    messageId: row.string(columns.messageId) ?? "",
+                    deviceId: row.string(columns.deviceId) ?? "")
+                reports = grouped.reports(of: pair)
+            }
             let before = Self.state(from: row, at: columns.previous)
             let after = Self.state(from: row, at: columns.current)
             // The outcome of each report is what it did to the pair, in batch order.
             var replay = before
-            for index in grouped.reports(of: pair) {
+            for index in reports {
                 items[index].outcome = replay.apply(items[index].report!)
             }
             if tracking.mayTrack(pair.appId),
