@@ -403,7 +403,10 @@ struct IngestBatch {
             }
         }
         if let knownMessages {
-            for key in knownMessages.needless(campaigns) { campaigns[key] = nil }
+            let needless = knownMessages.needless(campaigns)
+            // The rule once a process has run a while: every message known, nothing to remove.
+            guard needless.count < campaigns.count else { return nil }
+            for key in needless { campaigns[key] = nil }
         }
         guard !campaigns.isEmpty else { return nil }
         let sorted = campaigns.keys.sorted { ($0.appId, $0.key) < ($1.appId, $1.key) }
