@@ -3,7 +3,8 @@
 # release mode and starts a fresh PostgreSQL, then in one run
 #   (1) ingests DURATION seconds of BATCH-event requests (wrk, 64 connections,
 #       loadtest/events.lua, an app of its own) into the empty database: events/s;
-#   (2) loads the stored state with SQL, not HTTP: the report benchmark's campaign at DELIVERIES
+#   (2) loads the stored state with SQL, not HTTP (loadtest/cost_state.sh, load_stored_state):
+#       the report benchmark's campaign at DELIVERIES
 #       deliveries (loadtest/report_bench.sql, with its aggregates and raw events, in an app of
 #       its own: it declares a conversion category, which would change the load's path) and, in
 #       the load's own app, 1,980 other messages of PER_MESSAGE deliveries to the load's devices
@@ -15,24 +16,21 @@
 #       the ratio to (1);
 #   (4) times REQUESTS campaign reports of the benchmark campaign (median, p90);
 # and prints the two targets: (3)/(1) >= 0.8 and the report median <= 20 ms.
-# PostgreSQL runs with shared_buffers at a quarter of the memory (below). Figures, not a test:
+# PostgreSQL runs with shared_buffers at a quarter of the memory, in huge pages (below). For each
+# run it prints PostgreSQL's and the collector's CPU per event too. Figures, not a test:
 # it exits 0. Environment: PG_SETTINGS (loadtest/fresh.sh), DURATION (20), BATCH (50), DELIVERIES
-# (10,000,000), PER_MESSAGE (2,600), REQUESTS (100). Loading the default state takes some 15
-# minutes on the 2-core machine; DELIVERIES=1000000 PER_MESSAGE=300 is a quick look.
+# (10,000,000), PER_MESSAGE (2,600), REQUESTS (100), HUGE_PAGES (1, below), STATEMENTS (0; 1:
+# PostgreSQL's CPU by statement in (1) and (3) side by side, loadtest/statement_stats.py).
+# Loading the default state takes some 15 minutes on the 2-core machine; DELIVERIES=1000000
+# PER_MESSAGE=300 is a quick look.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-DURATION=${DURATION:-20}
-BATCH=${BATCH:-50}
-DELIVERIES=${DELIVERIES:-10000000}
-PER_MESSAGE=${PER_MESSAGE:-2600}
 REQUESTS=${REQUESTS:-100}
-
-# A database holding 20 M reports is a production one, with PostgreSQL's own advice for its
-# buffers: a quarter of the machine's memory (README, "Production: PostgreSQL settings"; 6 GB
-# here), not scripts/pg.sh's 256 MB for throwaway clusters. PG_SETTINGS may override it
-# (PG_SETTINGS="shared_buffers=256MB" measures the small buffers).
-quarter_mb=$(awk '/^MemTotal:/ {print int($2 / 4 / 1024)}' /proc/meminfo)
-PG_SETTINGS="shared_buffers=${quarter_mb}MB ${PG_SETTINGS:-}"
+# shellcheck source=loadtest/cost_state.sh
+source loadtest/cost_state.sh
+# Buffers in huge pages, as README "Production: PostgreSQL settings" advises for buffers this
+# large (HUGE_PAGES=0: not).
+huge_pages=${HUGE_PAGES:-1}
 bench_name=cost-curve
 # shellcheck source=loadtest/fresh.sh
 source loadtest/fresh.sh
@@ -42,24 +40,6 @@ load_app=$(json_field appId <<<"$load_json")
 stored_app=$(create_app stored appId)
 token=$("$bin" token create --role read --format json | json_field token)
 
-# DURATION s of the load; prints the events stored per second (counted in the raw table, after
-# the writers have answered every request), then what PostgreSQL wrote meanwhile: full-page
-# images and bytes of WAL per event, and the checkpoints.
-ingest() {
-    local before after
-    PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
-    before=$(psql "$DATABASE_URL" -tA -F' ' -c "$written")
-    PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
-    after=$(psql "$DATABASE_URL" -tA -F' ' -c "$written")
-    python3 - "$before" "$after" "$DURATION" <<'PY'
-import sys
-(e0, f0, w0, c0), (e1, f1, w1, c1) = (map(int, a.split()) for a in sys.argv[1:3])
-events = e1 - e0
-print(round(events / int(sys.argv[3])), f"{(f1 - f0) / events:.2f}", (w1 - w0) // events, c1 - c0)
-PY
-}
-written="SELECT (SELECT count(*) FROM events), wal_fpi, wal_bytes::bigint,
-                (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) FROM pg_stat_wal"
 stop_server() {
     kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
     server_pid=""
@@ -67,30 +47,19 @@ stop_server() {
 
 start_server
 echo "cost: (1) ingestion into the empty database, ${DURATION}s of $BATCH-event requests" >&2
-read -r empty_rate empty_fpi empty_wal empty_checkpoints <<<"$(ingest)"
+read -r empty_rate empty_fpi empty_wal empty_checkpoints empty_pg empty_collector <<<"$(ingest empty)"
 stop_server
 
 echo "cost: (2) loading the stored state ($DELIVERIES + $((1980 * PER_MESSAGE)) deliveries)" >&2
 load_start=$(date +%s)
-t0=$(psql "$DATABASE_URL" -tAc "SELECT date_trunc('hour', now() - interval '2 hours')")
-psql "$DATABASE_URL" -q -v app="$stored_app" -v t0="$t0" -v deliveries="$DELIVERIES" -v conversions=false \
-    -f loadtest/report_bench.sql
-psql "$DATABASE_URL" -qtAc "SELECT pushtrack_compact_report_deltas() + pushtrack_compact_delivery_deltas()" >/dev/null
-psql "$DATABASE_URL" -q -v app="$load_app" -v t0="$t0" -v per_message="$PER_MESSAGE" -f loadtest/cost_curve.sql
-# A database that grew over weeks has its pages on disk; one loaded in minutes has gigabytes of
-# them still to write, and the kernel writing them back takes CPU from (3) (bo 100-150 k blocks/s
-# and 2.2 GB dirty in a scratch run). A checkpoint and a sync write them first, and start (3) at
-# the costliest point of the checkpoint cycle, where each page's first change writes its full
-# image to the WAL.
-psql "$DATABASE_URL" -qc CHECKPOINT
-sync
+load_stored_state "$stored_app" "$load_app"
 load_s=$(($(date +%s) - load_start))
-buffers=$(psql "$DATABASE_URL" -tAc "SHOW shared_buffers")
+buffers="$(psql "$DATABASE_URL" -tAc "SHOW shared_buffers"), ${huge_pages_held:-no} huge pages"
 state=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM report_keys), (SELECT count(*) FROM deliveries), (SELECT count(*) FROM messages), pg_database_size(current_database())")
 
 start_server
 echo "cost: (3) the same ingestion on top of it" >&2
-read -r stored_rate stored_fpi stored_wal stored_checkpoints <<<"$(ingest)"
+read -r stored_rate stored_fpi stored_wal stored_checkpoints stored_pg stored_collector <<<"$(ingest stored)"
 
 echo "cost: (4) $REQUESTS campaign reports at $DELIVERIES deliveries" >&2
 wait_packed
@@ -98,7 +67,8 @@ get_times /api/v1/reports/campaigns/bench "$work/report.txt"
 delivered=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/api/v1/reports/campaigns/bench" | json_field delivered)
 
 python3 - "$empty_rate" "$stored_rate" "$state" "$load_s" "$work/report.txt" "$delivered" \
-    "$empty_fpi $empty_wal $empty_checkpoints" "$stored_fpi $stored_wal $stored_checkpoints" "$DURATION" \
+    "$empty_fpi $empty_wal $empty_checkpoints $empty_pg $empty_collector" \
+    "$stored_fpi $stored_wal $stored_checkpoints $stored_pg $stored_collector" "$DURATION" \
     "$buffers" <<'PY'
 import os, statistics, sys
 empty, stored = int(sys.argv[1]), int(sys.argv[2])
@@ -115,9 +85,10 @@ print()
 print(f"{'figure':52} {'value':>12}")
 print(f"{'(1) ingestion, empty database (events/s)':52} {empty:>12,}")
 print(f"{'(3) ingestion, with the stored state (events/s)':52} {stored:>12,}")
-for run, (fpi, wal_bytes, checkpoints) in wal.items():
+for run, (fpi, wal_bytes, checkpoints, pg, collector) in wal.items():
     print(f"{run + ' WAL per event: full-page images, bytes':52} {fpi:>6} {int(wal_bytes):>5,}")
     print(f"{run + ' checkpoints in ' + sys.argv[9] + ' s':52} {int(checkpoints):>12}")
+    print(f"{run + ' CPU per event: PostgreSQL, collector (µs)':52} {pg:>6} {collector:>5}")
 print(f"{'(4) campaign report at ' + format(int(sys.argv[6]), ',') + ' delivered, median':52} {median:>10.2f}ms")
 print(f"{'(4) p90':52} {p90:>10.2f}ms")
 print()
@@ -137,3 +108,7 @@ if summary:
         ]:
             out.write("\t".join(row) + "\n")
 PY
+if [[ ${STATEMENTS:-0} == 1 ]]; then
+    python3 loadtest/statement_stats.py "empty=$work/statements-empty.log:$(cat "$work/statements-empty.events")" \
+        "stored=$work/statements-stored.log:$(cat "$work/statements-stored.events")"
+fi

@@ -5,8 +5,11 @@
 # the environment PG_SETTINGS: PostgreSQL settings to use instead of scripts/pg.sh's, as
 # name=value words (e.g. "shared_buffers=6GB", or "max_wal_size=1GB wal_compression=off" for
 # PostgreSQL's defaults), set with ALTER SYSTEM and a restart before anything runs; SERVER_FLAGS:
-# flags every start_server adds (below).
-# Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), wal_ready_lsn (below), and
+# flags every start_server adds (below); huge_pages (0; 1: the cluster's shared memory in huge
+# pages, reserved for it with vm.nr_hugepages and given back on exit, as README "Production:
+# PostgreSQL settings" advises for large shared_buffers; PostgreSQL's huge_pages = try uses them).
+# Sets: bin, work, pg_port, http_port, DATABASE_URL (exported), wal_ready_lsn (below),
+# huge_pages_held (with huge_pages=1: the huge pages in use once PostgreSQL started) and
 # server_pid for a server the script starts (stopped on exit).
 # shellcheck shell=bash
 
@@ -26,21 +29,43 @@ server_pid=""
 cleanup() {
     [[ -n "$server_pid" ]] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null || true
     scripts/pg.sh stop "$work/pg" immediate || true
+    [[ -z ${huge_pages_before:-} ]] || echo "$huge_pages_before" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# The huge pages in use or promised (what a running PostgreSQL holds, when nothing else has any).
+huge_pages_in_use() {
+    awk '/^HugePages_(Total|Free|Rsvd):/ {n[$1] = $2}
+         END {print n["HugePages_Total:"] - n["HugePages_Free:"] + n["HugePages_Rsvd:"]}' /proc/meminfo
+}
+# Reserves the huge pages the stopped cluster needs, on top of those reserved already (restored
+# on exit); says so when the kernel does not give them all (PostgreSQL then uses normal pages).
+reserve_huge_pages() {
+    local need total
+    need=$(scripts/pg.sh hugepages "$work/pg")
+    huge_pages_before=$(cat /proc/sys/vm/nr_hugepages)
+    echo $((huge_pages_before + need)) >/proc/sys/vm/nr_hugepages 2>/dev/null || true
+    total=$(cat /proc/sys/vm/nr_hugepages)
+    echo "${bench_name:-bench}: $((total - huge_pages_before)) of $need huge pages reserved for PostgreSQL" >&2
+}
+
 scripts/pg.sh start "$work/pg" "$pg_port"
 export DATABASE_URL
 DATABASE_URL=$(scripts/pg.sh url "$pg_port")
-if [[ -n ${PG_SETTINGS:-} ]]; then
-    for setting in $PG_SETTINGS; do
+if [[ -n ${PG_SETTINGS:-} || ${huge_pages:-0} == 1 ]]; then
+    for setting in ${PG_SETTINGS:-}; do
         psql "$DATABASE_URL" -qc "ALTER SYSTEM SET ${setting%%=*} = '${setting#*=}'"
     done
     scripts/pg.sh stop "$work/pg" fast
+    if [[ ${huge_pages:-0} == 1 ]]; then reserve_huge_pages; fi
     scripts/pg.sh start "$work/pg" "$pg_port"
-    for setting in $PG_SETTINGS; do
+    if [[ ${huge_pages:-0} == 1 ]]; then
+        huge_pages_held=$(huge_pages_in_use)
+        echo "${bench_name:-bench}: PostgreSQL holds $huge_pages_held huge pages" >&2
+    fi
+    for setting in ${PG_SETTINGS:-}; do
         echo "${bench_name:-bench}: ${setting%%=*} $(psql "$DATABASE_URL" -tAc "SHOW ${setting%%=*}")" >&2
     done
 fi

@@ -60,8 +60,9 @@ backends >"$work/backends1"
 commits1=$(commits)
 [[ -z ${REPORT_SQL:-} ]] || psql "$DATABASE_URL" -c "$REPORT_SQL"
 
+python3 loadtest/statement_stats.py "statements=$work/pg/server.log:$events"
 python3 - "$work" "$events" "$tick" "$commits0" "$commits1" <<'PY'
-import collections, re, sys
+import collections, sys
 work, events, tick = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 c0, c1 = [float(x) for x in sys.argv[4].split()], [float(x) for x in sys.argv[5].split()]
 per_event = lambda seconds: seconds / events * 1e6
@@ -79,21 +80,6 @@ def delta(name, classify):
 
 print(f"\n{events:,} events, {(c1[0] - c0[0]) / max(1, c1[1] - c0[1]):.1f} per group commit")
 
-text = open(f"{work}/pg/server.log").read()
-entry = re.compile(
-    r"LOG:  (\w+)(?: MESSAGE)? STATISTICS\n.*?! system usage stats:\n\t!\t([\d.]+) s user, "
-    r"([\d.]+) s system.*?STATEMENT:  (.*?)\n(?=\d{4}-|\Z)", re.S)
-statements = collections.defaultdict(lambda: [0.0, 0])
-for kind, user, system, sql in entry.findall(text):
-    sql = re.sub(r"\s+", " ", sql)[:58]
-    key = f"{kind.lower():8} {sql}"
-    statements[key][0] += float(user) + float(system)
-    statements[key][1] += 1
-total = sum(cpu for cpu, _ in statements.values())
-print(f"\n{'PostgreSQL CPU by statement':68} {'µs/event':>9} {'µs/call':>9} {'calls':>7}")
-for key, (cpu, calls) in sorted(statements.items(), key=lambda item: -item[1][0])[:14]:
-    print(f"{key:68} {per_event(cpu):9.1f} {cpu / calls * 1e6:9.1f} {calls:7,}")
-print(f"{'all statements':68} {per_event(total):9.1f}")
 
 def table(title, name, classify):
     print(f"\n{title:68} {'µs/event':>9}")

@@ -3,6 +3,8 @@
 #   scripts/pg.sh start DIR PORT   initialise DIR if new, start it, create database "pushtrack"
 #   scripts/pg.sh stop DIR [mode]  stop it (mode: fast by default, or immediate)
 #   scripts/pg.sh url PORT         print the DATABASE_URL for it
+#   scripts/pg.sh hugepages DIR    print how many huge pages the stopped cluster's shared memory
+#                                  needs (PostgreSQL's shared_memory_size_in_huge_pages)
 # As root, the server runs as the "postgres" user, since initdb and postgres refuse root.
 set -euo pipefail
 
@@ -14,7 +16,7 @@ as_pg() {
     if [[ $(id -u) -eq 0 ]]; then (cd / && runuser -u postgres -- "$@"); else "$@"; fi
 }
 
-cmd=${1:?usage: pg.sh start DIR PORT | stop DIR [mode] | url PORT}
+cmd=${1:?usage: pg.sh start DIR PORT | stop DIR [mode] | url PORT | hugepages DIR}
 case "$cmd" in
 start)
     dir=$(realpath -m "${2:?DIR}")
@@ -62,6 +64,9 @@ stop)
     if [[ -f "$dir/postmaster.pid" ]]; then
         as_pg "$pgbin/pg_ctl" -D "$dir" -m "$mode" -w stop >/dev/null || true
     fi
+    ;;
+hugepages)
+    as_pg "$pgbin/postgres" -D "$(realpath -m "${2:?DIR}")" -C shared_memory_size_in_huge_pages
     ;;
 url)
     echo "postgresql://postgres@127.0.0.1:${2:?PORT}/pushtrack"
