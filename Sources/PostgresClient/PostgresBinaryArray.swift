@@ -33,22 +33,22 @@ extension String: PostgresBinaryArrayElement {
     var binaryLength: Int? { utf8.count }
 
     func writeBinary(to pointer: UnsafeMutableRawPointer) -> Bool {
-        // Read in place (a native string's UTF-8 is contiguous): copying `self` into a `var`
-        // for `withUTF8` retained and released every element of every array.
-        if let nul = utf8.withContiguousStorageIfAvailable({ Self.copy($0, to: pointer) }) {
-            return nul
+        readUTF8 { utf8 in
+            guard let start = utf8.baseAddress else { return false }
+            pointer.copyMemory(from: start, byteCount: utf8.count)
+            return memchr(start, 0, utf8.count) != nil
         }
-        var text = self
-        return text.withUTF8 { Self.copy($0, to: pointer) }
     }
+}
 
-    /// Copies `utf8` to `pointer`; whether it holds a NUL byte.
-    private static func copy(
-        _ utf8: UnsafeBufferPointer<UInt8>, to pointer: UnsafeMutableRawPointer
-    ) -> Bool {
-        guard let start = utf8.baseAddress else { return false }
-        pointer.copyMemory(from: start, byteCount: utf8.count)
-        return memchr(start, 0, utf8.count) != nil
+extension String {
+    /// `body` applied to the string's UTF-8, read in place when it is contiguous (a native
+    /// string's always is). `withUTF8` needs a `var`: copying `self` into one retained and
+    /// released the string, for every array element and `COPY` field of every event.
+    func readUTF8<R>(_ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
+        if let result = utf8.withContiguousStorageIfAvailable(body) { return result }
+        var copy = self
+        return copy.withUTF8(body)
     }
 }
 

@@ -44,10 +44,7 @@ public struct PostgresCopyRows: Sendable {
     public mutating func add(_ value: String?) {
         beginField()
         guard let value else { return appendNull() }
-        // In place when contiguous (a native string always is), without a retained copy.
-        if value.utf8.withContiguousStorageIfAvailable({ appendData($0) }) != nil { return }
-        var copy = value
-        copy.withUTF8 { appendData($0) }
+        value.readUTF8 { appendData($0) }
     }
 
     /// The next field, a `timestamptz` column, to the microsecond as ``PostgresEncodable``

@@ -141,9 +141,7 @@ public struct PostgresRow: Sendable {
         read(index) { bytes -> Bool in
             guard text.utf8.count == bytes.count else { return false }
             guard let start = bytes.baseAddress, !bytes.isEmpty else { return true }
-            return text.utf8.withContiguousStorageIfAvailable {
-                memcmp($0.baseAddress!, start, bytes.count) == 0
-            } ?? text.utf8.elementsEqual(bytes)
+            return text.readUTF8 { memcmp($0.baseAddress!, start, bytes.count) == 0 }
         } ?? false
     }
 

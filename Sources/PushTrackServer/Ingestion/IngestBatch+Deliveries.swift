@@ -146,11 +146,12 @@ extension IngestBatch {
         for (position, row) in rows.enumerated() {
             // The rows come back in the order the merge inserted them, its pairs' key order, so
             // the row at each position is checked against that pair byte for byte, and read
-            // and looked up by its key only when it is another.
+            // and looked up by its key only when it is another (or the merge returned more
+            // rows than it was given pairs, which it does not).
             let reports: PairReports.Chain
             let pair: PairKey
-            let expected = grouped.sorted[position]
-            if row.value(columns.deviceId, equals: expected.pair.deviceId),
+            if position < grouped.sorted.count, case let expected = grouped.sorted[position],
+                row.value(columns.deviceId, equals: expected.pair.deviceId),
                 row.value(columns.messageId, equals: expected.pair.messageId),
                 row.value(columns.appId, equals: expected.pair.appId)
             {
