@@ -12,13 +12,16 @@ import Testing
     /// Writes `events` as one pipelined group commit, as the writer does: its outcome, and the
     /// statements and round trips it took. (A statement's preparation, on its first use in the
     /// session, is a round trip of its own outside a pipeline.)
-    private func commit(_ events: [String], server: LiveServer, on connection: PostgresConnection)
-        throws -> (outcome: IngestOutcome, statements: Int, roundTrips: Int)
-    {
+    private func commit(
+        _ events: [String], server: LiveServer, on connection: PostgresConnection,
+        plainly: Bool = false
+    ) throws -> (outcome: IngestOutcome, statements: Int, roundTrips: Int) {
         let (statements, trips) = (connection.statementsSent, connection.roundTrips)
         let written = try connection.transaction(pipelined: true) { connection in
-            try IngestBatch(jobs: [ingestJob(server.app.appId, events)], knownMessages: known)
-                .write(on: connection, now: Date())
+            try IngestBatch(
+                jobs: [ingestJob(server.app.appId, events)], knownMessages: known,
+                claimsPlainly: plainly
+            ).write(on: connection, now: Date())
         }
         known.insert(written.settledMessages, existing: written.registeredMessages)
         #expect(written.outcomes.count == 1)
@@ -143,6 +146,41 @@ import Testing
         #expect(verify.differences.isEmpty, "\(verify.differences)")
     }
 
+    /// Claimed plainly (no `ON CONFLICT`), new keys are written as with it, in the same
+    /// statements and round trips; a retried key fails the whole transaction with a unique
+    /// violation and leaves nothing of it, for the writer to write again with `ON CONFLICT`.
+    @Test func aPlainClaimWritesNewKeysAndFailsOnARetriedOne() throws {
+        let server = try LiveServer()
+        let connection = try PostgresConnection(url: server.databaseURL)
+        let ms = Int64(Date().timeIntervalSince1970 * 1000) - 60_000
+        _ = try commit([event(device: "d0", id: "e0")], server: server, on: connection)
+        let written = try commit(
+            [event(device: "d1", id: "e1", ms: ms), event("push_click", device: "d1", id: "e2")],
+            server: server, on: connection, plainly: true)
+        #expect(written.outcome == IngestOutcome(accepted: 2))
+        #expect(written.statements == 5)
+        #expect(written.roundTrips == 2)
+        let retried = [
+            event(device: "d2", id: "e3", ms: ms + 2), event(device: "d1", id: "e1", ms: ms - 1),
+        ]
+        do {
+            _ = try commit(retried, server: server, on: connection, plainly: true)
+            Issue.record("a plain claim of a stored key succeeded")
+        } catch let error as PostgresError {
+            #expect(error.sqlState == .uniqueViolation)
+        }
+        #expect(try pairs(server).dropFirst() == ["m1/d1: 1 1 \(ms)"])
+        #expect(
+            try outcomes(server) == ["d0 first_arrival", "d1 first_arrival", "d1 first_click"])
+        #expect(try server.count("SELECT count(*) AS n FROM report_keys") == 3)
+        // Written again with `ON CONFLICT`, the retry is a duplicate and the new report counts.
+        let again = try commit(retried, server: server, on: connection)
+        #expect(again.outcome == IngestOutcome(accepted: 1, duplicates: 1))
+        #expect(try pairs(server).dropFirst() == ["m1/d1: 1 1 \(ms)", "m1/d2: 1 0 \(ms + 2)"])
+        let verify = try Verifier(connection: server.db).run()
+        #expect(verify.differences.isEmpty, "\(verify.differences)")
+    }
+
     /// Past 200 events the batch claims and merges in two statements: the round trip saved is
     /// nothing there, and one statement cost PostgreSQL more than the two.
     @Test func aLargeBatchMergesInAStatementOfItsOwn() throws {
@@ -159,11 +197,13 @@ import Testing
         // Retries among new reports: only the new keys come back from the claim, and only
         // their reports are merged and stored.
         let mixed = (152...352).map { event(device: "d\($0 % 100)", id: "e\($0)") }
-        #expect(try commit(mixed, server: server, on: connection).outcome
-            == IngestOutcome(accepted: 151, duplicates: 50))
+        #expect(
+            try commit(mixed, server: server, on: connection).outcome
+                == IngestOutcome(accepted: 151, duplicates: 50))
         // Retries only: no key is new.
-        #expect(try commit(Array(events.prefix(201)), server: server, on: connection).outcome
-            == IngestOutcome(accepted: 0, duplicates: 201))
+        #expect(
+            try commit(Array(events.prefix(201)), server: server, on: connection).outcome
+                == IngestOutcome(accepted: 0, duplicates: 201))
         #expect(try outcomes(server).count == 353)
         let arrivals = try server.db.query("SELECT sum(arrival_reports) AS n FROM deliveries")
         #expect(arrivals.first?.int("n") == 353)
@@ -187,8 +227,9 @@ import Testing
         }
         let fresh = try commit(views, server: server, on: connection)
         #expect(fresh.outcome == IngestOutcome(accepted: 2))
-        #expect(try commit(views + [view], server: server, on: connection).outcome
-            == IngestOutcome(accepted: 0, duplicates: 3))
+        #expect(
+            try commit(views + [view], server: server, on: connection).outcome
+                == IngestOutcome(accepted: 0, duplicates: 3))
         #expect(
             try outcomes(server) == ["d1 generic", "d1 first_arrival", "d1 generic", "d1 generic"])
         #expect(try pairs(server).count == 1)
@@ -222,7 +263,8 @@ import Testing
             }
             let batch = IngestBatch(jobs: [job])
             let grouped = IngestBatch.PairReports(items)
-            let rows = Array(try grouped.partial.merge(on: connection, now: Date(), prepared: false))
+            let rows = Array(
+                try grouped.partial.merge(on: connection, now: Date(), prepared: false))
             var influence: [IngestBatch.MessageKey: Int] = [:]
             var changes: [IngestBatch.PairKey: IngestBatch.PairChange] = [:]
             let deltas = try batch.applyDeliveries(

@@ -87,6 +87,11 @@ struct MetricsEndpointTests {
         #expect(Self.sample(text, "pushtrack_queue_events") == "0")
         #expect(Self.sample(text, "pushtrack_database_up") == "1")
         #expect(Self.sample(text, "pushtrack_database_errors_total") == "0")
+        // The retry of e1 failed the claim without `ON CONFLICT` once, and its group commit was
+        // written again with it: not a failure, nor a retry for a deadlock.
+        #expect(Self.sample(text, "pushtrack_commit_rewrites_total") == "1")
+        #expect(Self.sample(text, "pushtrack_commit_retries_total") == "0")
+        #expect(Self.sample(text, "pushtrack_commit_failures_total") == "0")
         // Every family is introduced by HELP and TYPE exactly once.
         for family in [
             "pushtrack_http_requests_total counter", "pushtrack_events_total counter",
@@ -99,6 +104,37 @@ struct MetricsEndpointTests {
         // Buckets are cumulative and end with +Inf equal to _count.
         #expect(
             Self.sample(text, #"pushtrack_commit_duration_seconds_bucket{le="+Inf"}"#) == "3")
+    }
+
+    /// The writers claim report keys without `ON CONFLICT` until a retry comes: its group
+    /// commit fails on the key and is written again with it, and for the next 10 s they claim
+    /// with it, so a burst of retries is written once each. Every answer and count is exact.
+    @Test func aRetryIsWrittenAgainOnceThenClaimedWithOnConflict() throws {
+        let server = try LiveServer()
+        func upload(_ ids: [(String, String)]) throws -> [String: Any] {
+            let events = ids.map { pushEvent(deviceId: $0.0, eventId: $0.1) }
+            let response = try server.upload("[" + events.joined(separator: ",") + "]")
+            #expect(response.status == 200)
+            return json(response)
+        }
+        func rewrites() throws -> String? {
+            Self.sample(
+                try RawHTTP.request(port: server.port, "GET", "/metrics").text,
+                "pushtrack_commit_rewrites_total")
+        }
+        #expect(try upload([("d1", "e1"), ("d2", "e2")])["accepted"] as? Int == 2)
+        #expect(try rewrites() == "0")
+        let retry = try upload([("d1", "e1"), ("d3", "e3")])
+        #expect(retry["accepted"] as? Int == 1)
+        #expect(retry["duplicates"] as? Int == 1)
+        #expect(try rewrites() == "1")
+        let again = try upload([("d2", "e2"), ("d4", "e4")])
+        #expect(again["accepted"] as? Int == 1)
+        #expect(again["duplicates"] as? Int == 1)
+        #expect(try rewrites() == "1")
+        #expect(try server.count("SELECT count(*) AS n FROM events") == 4)
+        #expect(try server.count("SELECT count(*) AS n FROM report_keys") == 4)
+        #expect(try server.count("SELECT sum(arrival_reports)::int AS n FROM deliveries") == 4)
     }
 
     /// Three batches of one message each append three rollup delta rows (one per batch:

@@ -72,15 +72,23 @@ struct IngestBatch {
     let tracking: ConversionTracking
     /// The messages whose `messages` row needs no statement (nil: every message gets one).
     let knownMessages: KnownMessages?
+    /// Whether the key claim inserts without `ON CONFLICT DO NOTHING`, so that a key claimed
+    /// before (a retry) fails the statement with a unique violation instead of being skipped.
+    /// `ON CONFLICT` first searches the key's index for the key, then inserts it with a second
+    /// descent; the plain insert makes one. The writer claims plainly while no retry comes, and
+    /// on that violation writes the batch again with `ON CONFLICT` (``IngestWriter``).
+    let claimsPlainly: Bool
 
     init(
         jobs: [IngestJob], influenceWindowSeconds: Double = 12 * 3600,
-        tracking: ConversionTracking = .none, knownMessages: KnownMessages? = nil
+        tracking: ConversionTracking = .none, knownMessages: KnownMessages? = nil,
+        claimsPlainly: Bool = false
     ) {
         self.jobs = jobs
         self.influenceWindowSeconds = influenceWindowSeconds
         self.tracking = tracking
         self.knownMessages = knownMessages
+        self.claimsPlainly = claimsPlainly
         prepared = jobs.reduce(0) { $0 + $1.events.count } <= 200
     }
 
@@ -249,7 +257,7 @@ struct IngestBatch {
             SELECT a, k, \(now)
               FROM (SELECT unnest(\(apps)::text[]) AS a, unnest(\(hashes)::uuid[]) AS k) AS t
             ORDER BY a, k
-            ON CONFLICT DO NOTHING
+            \(unescaped: claimsPlainly ? "" : "ON CONFLICT DO NOTHING")
             RETURNING app_id, key_hash
             """
         // Whether every key was new, counted once: the merge runs only then, and the result

@@ -58,6 +58,11 @@ final class IngestWriter: Sendable {
     private let influenceWindowSeconds: Double
     private let catalog: ConversionCatalog
     private let knownMessages = KnownMessages()
+    /// From when the writers claim report keys without `ON CONFLICT` again
+    /// (``IngestBatch/claimsPlainly``): ``conflictClaimsPeriod`` after a claim met a retried key.
+    private let plainClaims = Mutex(ContinuousClock.now)
+    /// How long the writers claim with `ON CONFLICT` after a retried key failed a plain claim.
+    static let conflictClaimsPeriod = Duration.seconds(10)
     private let state = Mutex(State())
     /// Signalled when a job is queued and when stopping: wakes a writer waiting for work.
     private let wakeup = DispatchSemaphore(value: 0)
@@ -367,6 +372,7 @@ final class IngestWriter: Sendable {
     {
         var attempt = 0
         var preparations = 0
+        var claimsPlainly = plainClaims.withLock { ContinuousClock.now >= $0 }
         while true {
             do {
                 // Pipelined: BEGIN goes with the key claim and COMMIT with the rollup deltas,
@@ -377,7 +383,7 @@ final class IngestWriter: Sendable {
                     let batch = IngestBatch(
                         jobs: jobs, influenceWindowSeconds: influenceWindowSeconds,
                         tracking: ConversionTracking(trackedApps: catalog.trackedApps),
-                        knownMessages: knownMessages)
+                        knownMessages: knownMessages, claimsPlainly: claimsPlainly)
                     return try batch.write(on: connection, now: Date())
                 }
                 knownMessages.insert(
@@ -386,6 +392,16 @@ final class IngestWriter: Sendable {
             } catch let needed as IngestBatch.ConversionDevicesNeeded where preparations < 5 {
                 preparations += 1
                 try ConversionDevices.prepare(needed.devices, on: connection)
+            } catch let error as PostgresError
+                where claimsPlainly && error.sqlState == .uniqueViolation
+            {
+                // A retried report: its key was claimed before. Nothing of the transaction
+                // remains; written again with `ON CONFLICT`, the retry counts as a duplicate.
+                // Retries come in bursts (clients retrying after an outage), so every writer
+                // claims that way for a while, rather than fail and write again each commit.
+                claimsPlainly = false
+                plainClaims.withLock { $0 = .now + Self.conflictClaimsPeriod }
+                metrics.add(.commitRewrites)
             } catch let error as PostgresError
                 where attempt < 5 && error.isConcurrencyConflict
             {

@@ -12,7 +12,7 @@ final class ServiceMetrics: Sendable {
     /// events counters.
     enum Counter: Int, CaseIterable {
         case eventsAccepted, eventsDuplicate
-        case commitRetries, commitFailures, commitTimeouts
+        case commitRetries, commitRewrites, commitFailures, commitTimeouts
         case databaseErrors, databaseReconnects
         case maintenanceRuns, maintenanceFailures, partitionsCreated, partitionsDropped
         case deliveriesAgedOut
@@ -28,6 +28,11 @@ final class ServiceMetrics: Sendable {
                 return (
                     "pushtrack_commit_retries_total",
                     "Group commits retried after a deadlock or serialization failure."
+                )
+            case .commitRewrites:
+                return (
+                    "pushtrack_commit_rewrites_total",
+                    "Group commits written again because a retried report's key failed the claim without ON CONFLICT (the writers then claim with it for 10 s)."
                 )
             case .commitFailures:
                 return (
