@@ -20,14 +20,8 @@ TOP=${TOP:-12}
 bench_name=collector-profile
 # shellcheck source=loadtest/fresh.sh
 source loadtest/fresh.sh
-command -v perf >/dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null; }
 command -v strace >/dev/null || { apt-get update -qq && apt-get install -y -qq strace >/dev/null; }
-key=$(create_app profile writeKey)
-start_server
-PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
-PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$((PERF_SECONDS + STRACE_SECONDS + 4))"s \
-    -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null &
-wrk_pid=$!
+profile_load profile $((PERF_SECONDS + STRACE_SECONDS + 4))
 sleep 1
 stored() { psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events"; }
 before=$(stored)
