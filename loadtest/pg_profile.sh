@@ -8,7 +8,7 @@
 # FUNCTIONS (its callees included), read from the call stacks. `A<B` counts the samples in A
 # called from within B: `ExecCheckIndexConstraints<ExecSetParamPlan` is the `ON CONFLICT`
 # pre-check of the key claim, whose count runs as an InitPlan of the claim's statement.
-# PostgreSQL's static functions have no symbol in Debian's build: their frames are skipped.
+# PostgreSQL's static functions have no symbol in Debian's build: their frames read [unknown].
 # Environment: BATCH (1), PERF_SECONDS (6), TOP (30), FUNCTIONS (a list of names, see below).
 # Figures, not a test: exits 0.
 set -euo pipefail

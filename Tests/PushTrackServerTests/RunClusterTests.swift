@@ -314,6 +314,12 @@ struct RunClusterTests {
                 return last.hasPrefix("200 ")
             }, "\(last)")
         #expect(last == "200 \(accepted)\n")
+        // The app retries what it sent before: duplicates, each answered after its group commit
+        // failed the plain key claim or was claimed with `ON CONFLICT` in the 10 s after.
+        let duplicate =
+            #"None application/json {"accepted":0,"code":0,"duplicates":1,"rejected":[]}"#
+        #expect(try post("e1") == "200 \(duplicate)\n")
+        #expect(try post("e2") == "200 \(duplicate)\n")
 
         cluster.stop()
         #expect(cluster.log.contains("run-cluster: stopped"))
