@@ -10,13 +10,16 @@ import Testing
 /// the aggregates one whole fold leaves.
 @Suite("Compaction in parts")
 struct CompactionPartsTests {
-    @Test func eachPartFoldsExactlyItsMessages() throws {
+    /// The default, an odd number of parts, and the most the server takes.
+    @Test(arguments: [ServerConfiguration().compactionParts, 3, 16])
+    func eachPartFoldsExactlyItsMessages(parts: Int) throws {
         let url = try TestDatabase.create()
         defer { try? TestDatabase.drop(url) }
         let db = try PostgresConnection(url: url)
         try LiveServer.migrator().migrate(db)
-        let messages = (1...12).map { "m\($0)" }
-        let counts = Array(1...12)
+        let count = 120
+        let messages = (1...count).map { "m\($0)" }
+        let counts = Array(1...count)
         // Message m<i>: a rollup delta of i deliveries, an arrival second of i pairs and an
         // open-latency bin of i pairs.
         _ = try db.query(
@@ -34,14 +37,13 @@ struct CompactionPartsTests {
             INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
             SELECT 'a', m, 'ios', 1764928800, n FROM d
             """)
-        let parts = ServerConfiguration().compactionParts
         var partOf: [String: Int] = [:]
         for row in try db.query(
             "SELECT m, pushtrack_compaction_part(m, \(parts)::int) AS p FROM unnest(\(messages)::text[]) m"
         ) {
             partOf[row.string("m") ?? ""] = row.int("p")
         }
-        // Twelve messages reach every part, so each fold below has work and leaves some.
+        // The messages reach every part, so each fold below has work and leaves some.
         #expect(Set(partOf.values) == Set(0..<parts))
         func pending() throws -> [String: Int] {
             var left: [String: Int] = [:]
@@ -76,10 +78,11 @@ struct CompactionPartsTests {
         }
         let latency = try db.query(
             "SELECT sum(pairs) AS n, count(*) AS rows FROM message_open_latency WHERE bin = 3")
-        #expect(latency.first?.int("n") == 78)
-        #expect(latency.first?.int("rows") == 12)
+        let total = count * (count + 1) / 2
+        #expect(latency.first?.int("n") == total)
+        #expect(latency.first?.int("rows") == count)
         let seconds = try db.query("SELECT sum(pairs) AS n FROM message_arrival_seconds")
-        #expect(seconds.first?.int("n") == 78)
+        #expect(seconds.first?.int("n") == total)
         // The argument-less functions fold every part at once, as before.
         _ = try db.query(
             """
@@ -89,9 +92,9 @@ struct CompactionPartsTests {
             SELECT 'a', m, '2026-12-05 10:00:00+00', 'ios', '1.0', 'en-US', 1, 0, 0, 0, 0, 0, 0, 0, 0
               FROM unnest(\(messages)::text[]) m
             """)
-        #expect(try ReportCompactor.compact(db) == 12)
+        #expect(try ReportCompactor.compact(db) == count)
         #expect(try pending().isEmpty)
         let all = try db.query("SELECT sum(delivered) AS n FROM message_totals")
-        #expect(all.first?.int("n") == 78 + 12)
+        #expect(all.first?.int("n") == total + count)
     }
 }
