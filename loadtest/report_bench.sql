@@ -78,14 +78,18 @@ FROM deliveries
 WHERE app_id = :'app' AND first_arrival_at IS NOT NULL AND first_click_at IS NOT NULL
 GROUP BY 1, 2, 3;
 
--- Time to deliver: each confirmed pair's arrival second, as ingestion appends it (the compactor
--- folds and bins it; the sends above queued every message's histogram).
-INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
-SELECT app_id, message_id, coalesce(platform, ''), floor(extract(epoch FROM first_arrival_at))::bigint,
-       count(*)
+-- Time to deliver: each confirmed pair's arrival second, appended in report_deltas at the key of
+-- its delivery (sql/022; here in rows of their own with zero counters). The compactor folds and
+-- bins them; the sends above queued every message's histogram.
+INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale, delivered,
+                           confirmed, foreground, background, opened, clicks, dismissed,
+                           duplicate_reports, arrival_second, arrival_pairs)
+SELECT app_id, message_id, pg_temp.bucket(first_arrival_at), coalesce(platform, ''),
+       coalesce(app_version, ''), coalesce(locale, ''), 0, 0, 0, 0, 0, 0, 0, 0,
+       floor(extract(epoch FROM first_arrival_at))::bigint, count(*)
 FROM deliveries
 WHERE app_id = :'app' AND first_arrival_at IS NOT NULL
-GROUP BY 1, 2, 3, 4;
+GROUP BY 1, 2, 3, 4, 5, 6, 15;
 
 -- Conversions (unless report_bench.sh runs with CONVERSIONS=0): category `purchase`, a purchase
 -- 30 minutes after the click of one opened pair in 8 (direct), 2 hours after the arrival of one

@@ -20,13 +20,32 @@ public enum DeliverLatency {
 }
 
 /// Where a confirmed pair's arrival is kept: its platform (`""` when unknown) and arrival second.
+/// A contribution's keys also carry the pair's app version and locale, so that the writer can
+/// append the arrival in the delta row of the pair's delivery, which has the same bucket and
+/// dimensions (``rollupKey``, sql/022_arrivals_in_report_deltas.sql); time to deliver keeps only
+/// the platform and second (``stored``).
 public struct ArrivalKey: Sendable, Hashable {
     public var platform: String
     public var second: Int64
+    public var appVersion: String
+    public var locale: String
 
-    public init(platform: String, second: Int64) {
+    public init(platform: String, second: Int64, appVersion: String = "", locale: String = "") {
         self.platform = platform
         self.second = second
+        self.appVersion = appVersion
+        self.locale = locale
+    }
+
+    /// The key as `message_arrival_seconds` has it: platform and second.
+    public var stored: ArrivalKey { ArrivalKey(platform: platform, second: second) }
+
+    /// The rollup row that counts the pair's delivery: its delivery time is its first arrival,
+    /// so the bucket is the arrival second's.
+    public var rollupKey: RollupKey {
+        RollupKey(
+            bucket: Rollup.bucket(Date(timeIntervalSince1970: Double(second))),
+            platform: platform, appVersion: appVersion, locale: locale)
     }
 }
 

@@ -23,10 +23,18 @@ public struct Contribution: Sendable, Equatable {
     public var counters: [RollupKey: RollupCounters] = [:]
     /// Open-latency histogram bin → pairs.
     public var latency: [Int: Int] = [:]
-    /// Confirmed pairs by platform and arrival second (time to deliver, ``DeliverLatency``).
+    /// Confirmed pairs by arrival second and the pair's dimensions (time to deliver,
+    /// ``DeliverLatency``); ``arrivalSeconds`` has them as they are stored.
     public var arrivals: [ArrivalKey: Int] = [:]
 
     public init() {}
+
+    /// ``arrivals`` by platform and second only (``ArrivalKey/stored``), without zero entries.
+    public var arrivalSeconds: [ArrivalKey: Int] {
+        var result: [ArrivalKey: Int] = [:]
+        for (key, pairs) in arrivals { result[key.stored, default: 0] += pairs }
+        return result.filter { $0.value != 0 }
+    }
 
     /// Adds `other` in place, or subtracts it when `subtracting`; an entry that becomes zero is
     /// removed. For contributions without zero entries (what ``Rollup/contribution(of:)``, `+` and
@@ -76,7 +84,8 @@ public struct Contribution: Sendable, Equatable {
         count(delivery, at: deliveredAt)
         if let arrival = state.firstArrivalAt {
             let key = ArrivalKey(
-                platform: state.platform ?? "", second: DeliverLatency.second(arrival))
+                platform: state.platform ?? "", second: DeliverLatency.second(arrival),
+                appVersion: state.appVersion ?? "", locale: state.locale ?? "")
             if Self.accumulate(&arrivals[key, default: 0], sign) { arrivals[key] = nil }
         }
         if let firstClickAt = state.firstClickAt {

@@ -73,7 +73,13 @@ import Testing
                     duplicateReports: 1, extensionConfirmed: 1)
             ])
         #expect(one.latency == [OpenLatency.bin(seconds: 20): 1])
-        #expect(one.arrivals == [ArrivalKey(platform: "ios", second: DeliverLatency.second(at)): 1])
+        let arrival = ArrivalKey(
+            platform: "ios", second: DeliverLatency.second(at), appVersion: "", locale: "en")
+        #expect(one.arrivals == [arrival: 1])
+        // The arrival names the rollup row of the pair's delivery; time to deliver keeps only
+        // the platform and second.
+        #expect(arrival.rollupKey == key)
+        #expect(one.arrivalSeconds == [ArrivalKey(platform: "ios", second: arrival.second): 1])
         one.add(contributionOf: clicked, subtracting: true)
         #expect(one.counters.isEmpty && one.latency.isEmpty && one.arrivals.isEmpty)
     }

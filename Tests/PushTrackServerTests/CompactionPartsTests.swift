@@ -20,7 +20,8 @@ struct CompactionPartsTests {
         let count = 120
         let messages = (1...count).map { "m\($0)" }
         let counts = Array(1...count)
-        // Message m<i>: a rollup delta of i deliveries, an arrival second of i pairs and an
+        // Message m<i>: a rollup delta of i deliveries with an arrival second of i pairs (one
+        // row, as the writers append them: sql/022_arrivals_in_report_deltas.sql) and an
         // open-latency bin of i pairs.
         _ = try db.query(
             """
@@ -28,14 +29,12 @@ struct CompactionPartsTests {
             r AS (
                 INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version,
                     locale, delivered, confirmed, foreground, background, opened, clicks,
-                    dismissed, duplicate_reports, extension_confirmed)
+                    dismissed, duplicate_reports, extension_confirmed, arrival_second,
+                    arrival_pairs)
                 SELECT 'a', m, '2026-12-05 10:00:00+00', 'ios', '1.0', 'en-US', n, n, 0, n, 0, 0,
-                       0, 0, 0 FROM d),
-            l AS (
-                INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
-                SELECT 'a', m, 3, n FROM d)
-            INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
-            SELECT 'a', m, 'ios', 1764928800, n FROM d
+                       0, 0, 0, 1764928800, n FROM d)
+            INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
+            SELECT 'a', m, 3, n FROM d
             """)
         var partOf: [String: Int] = [:]
         for row in try db.query(
@@ -51,8 +50,7 @@ struct CompactionPartsTests {
                 """
                 SELECT message_id, count(*) AS n FROM (
                     SELECT message_id FROM report_deltas UNION ALL
-                    SELECT message_id FROM open_latency_deltas UNION ALL
-                    SELECT message_id FROM deliver_deltas) d
+                    SELECT message_id FROM open_latency_deltas) d
                  GROUP BY 1
                 """)
             {
@@ -63,9 +61,9 @@ struct CompactionPartsTests {
         for part in 0..<parts {
             let mine = messages.filter { partOf[$0] == part }
             let folded = try ReportCompactor.compact(db, part: part, parts: parts)
-            #expect(folded == 3 * mine.count, "part \(part)")
+            #expect(folded == 2 * mine.count, "part \(part)")
             let later = messages.filter { partOf[$0]! > part }
-            #expect(try pending() == Dictionary(uniqueKeysWithValues: later.map { ($0, 3) }))
+            #expect(try pending() == Dictionary(uniqueKeysWithValues: later.map { ($0, 2) }))
             let done = messages.filter { partOf[$0]! <= part }
             let totals = try db.query(
                 "SELECT message_id, delivered FROM message_totals WHERE app_id = 'a' ORDER BY 1")

@@ -49,6 +49,54 @@ struct MigratorTests {
                 == keys.map { ReportKeyHash.of($0) }.sorted().map(\.description))
     }
 
+    /// 022 moves the arrival seconds into report_deltas' rows: arrivals an older server left
+    /// in deliver_deltas are folded by the migration, its unfolded rollup deltas stay (with no
+    /// arrival), and the next fold takes arrivals from the new columns.
+    @Test func arrivalsLeftInDeliverDeltasAreFoldedByTheUpgrade() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        let all = try LiveServer.migrator().migrations
+        _ = try Migrator(migrations: all.filter { $0.version < 22 }).migrate(db)
+        _ = try db.query(
+            """
+            WITH r AS (
+                INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version,
+                    locale, delivered, confirmed, foreground, background, opened, clicks,
+                    dismissed, duplicate_reports, extension_confirmed)
+                VALUES ('a', 'm1', '2026-12-05 10:00:00+00', 'ios', '1.0', 'en', 3, 3, 0, 3, 0,
+                        0, 0, 0, 0))
+            INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
+            VALUES ('a', 'm1', 'ios', 1764928800, 2), ('a', 'm1', 'ios', 1764928801, 1),
+                   ('a', 'm1', 'ios', 1764928800, -1)
+            """)
+        #expect(
+            try Migrator(migrations: all).migrate(db)
+                == all.filter { $0.version >= 22 }.map(\.name))
+        func seconds() throws -> [String] {
+            try db.query(
+                "SELECT second, pairs FROM message_arrival_seconds ORDER BY 1"
+            ).map { "\($0.string("second") ?? "")×\($0.string("pairs") ?? "")" }
+        }
+        #expect(try seconds() == ["1764928800×1", "1764928801×1"])
+        #expect(try db.query("SELECT to_regclass('deliver_deltas') IS NULL AS gone").first?.bool("gone") == true)
+        let pending = try db.query(
+            "SELECT delivered, arrival_second, arrival_pairs FROM report_deltas")
+        #expect(pending.map { "\($0.int("delivered") ?? -1) \($0.int("arrival_pairs") ?? -1)" } == ["3 0"])
+        _ = try db.query(
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed,
+                duplicate_reports, extension_confirmed, arrival_second, arrival_pairs)
+            VALUES ('a', 'm1', '2026-12-05 10:00:00+00', 'ios', '1.0', 'en', 1, 1, 0, 1, 0, 0, 0,
+                    0, 0, 1764928801, 1)
+            """)
+        #expect(try ReportCompactor.compact(db) == 2)
+        #expect(try seconds() == ["1764928800×1", "1764928801×2"])
+        let totals = try db.query("SELECT delivered FROM message_totals WHERE message_id = 'm1'")
+        #expect(totals.first?.int("delivered") == 4)
+    }
+
     /// 007 changes how rollups are written (appended, folded later) on a database that has
     /// data from 006's triggers, some of it not folded yet: every aggregate must agree after it.
     @Test func rollupDeltasUpgradeKeepsEveryAggregate() throws {

@@ -407,8 +407,9 @@ struct DeliveryRows {
 }
 
 /// Contribution changes summed per message, appended to `report_deltas` (per bucket and
-/// dimensions) and `open_latency_deltas`: insert-only, so concurrent writers never wait on each
-/// other's rows; the compactor folds them into the aggregates (sql/007_rollup_deltas.sql).
+/// dimensions, with the arrival seconds) and `open_latency_deltas`: insert-only, so concurrent
+/// writers never wait on each other's rows; the compactor folds them into the aggregates
+/// (sql/007_rollup_deltas.sql, sql/022_arrivals_in_report_deltas.sql).
 struct RollupDeltas {
     let deltas: [IngestBatch.MessageKey: Contribution]
 
@@ -423,22 +424,52 @@ struct RollupDeltas {
         "duplicate_reports", "extension_confirmed",
     ]
 
-    /// Appends the changes in one statement (three inserts; an empty array inserts nothing).
+    /// One `report_deltas` row: counters of a bucket and dimensions, and at most one arrival
+    /// second with its pairs (`arrivals` 0: none).
+    struct Row {
+        var message: IngestBatch.MessageKey
+        var key: RollupKey
+        var counters: RollupCounters
+        var second: Int64 = 0
+        var arrivals: Int = 0
+    }
+
+    /// The rows of the deltas. An arrival goes in the row of the counters with its bucket and
+    /// dimensions (where the pair's delivery is counted), else in a row of its own with zero
+    /// counters at that key: most events then append one row where they appended two.
+    func rows() -> [Row] {
+        var rows: [Row] = []
+        rows.reserveCapacity(deltas.values.reduce(0) { $0 + $1.counters.count + $1.arrivals.count })
+        for (message, contribution) in deltas {
+            // Keys whose counters took an arrival; a few per message, so a list.
+            var taken: [RollupKey] = []
+            for (arrival, pairs) in contribution.arrivals {
+                let key = arrival.rollupKey
+                var row = Row(message: message, key: key, counters: .zero, second: arrival.second,
+                              arrivals: pairs)
+                if let counters = contribution.counters[key], !taken.contains(key) {
+                    row.counters = counters
+                    taken.append(key)
+                }
+                rows.append(row)
+            }
+            for (key, counters) in contribution.counters where !taken.contains(key) {
+                rows.append(Row(message: message, key: key, counters: counters))
+            }
+        }
+        return rows
+    }
+
+    /// Appends the changes in one statement (two inserts; an empty array inserts nothing).
     /// Nothing here is locked, so the rows go in any order.
     func apply(on connection: PostgresConnection, prepared: Bool) throws {
         guard !deltas.isEmpty else { return }
-        var rows: [(message: IngestBatch.MessageKey, key: RollupKey, counters: RollupCounters)] =
-            []
+        let rows = rows()
         var bins: [(message: IngestBatch.MessageKey, bin: Int, pairs: Int)] = []
-        var arrivals: [(message: IngestBatch.MessageKey, key: ArrivalKey, pairs: Int)] = []
         // Sized once: grown from empty, these arrays were reallocated a dozen times a commit.
-        rows.reserveCapacity(deltas.values.reduce(0) { $0 + $1.counters.count })
         bins.reserveCapacity(deltas.values.reduce(0) { $0 + $1.latency.count })
-        arrivals.reserveCapacity(deltas.values.reduce(0) { $0 + $1.arrivals.count })
         for (message, contribution) in deltas {
-            for (key, counters) in contribution.counters { rows.append((message, key, counters)) }
             for (bin, pairs) in contribution.latency { bins.append((message, bin, pairs)) }
-            for (key, pairs) in contribution.arrivals { arrivals.append((message, key, pairs)) }
         }
         // One array per counter, in counterColumns' order (RollupCounters.values has nine).
         var counts = [[Int]](repeating: [], count: Self.counterColumns.count)
@@ -449,32 +480,28 @@ struct RollupDeltas {
         try connection.queryAtCommit(
             prepared: prepared,
             """
-            WITH buckets AS (
-                INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
-                                           \(unescaped: Self.counterList))
-                SELECT unnest(\(rows.map(\.message.appId))::text[]),
-                       unnest(\(rows.map(\.message.messageId))::text[]),
-                       unnest(\(rows.map(\.key.bucket))::timestamptz[]),
-                       unnest(\(rows.map(\.key.platform))::text[]),
-                       unnest(\(rows.map(\.key.appVersion))::text[]),
-                       unnest(\(rows.map(\.key.locale))::text[]),
-                       unnest(\(counts[0])::bigint[]), unnest(\(counts[1])::bigint[]),
-                       unnest(\(counts[2])::bigint[]), unnest(\(counts[3])::bigint[]),
-                       unnest(\(counts[4])::bigint[]), unnest(\(counts[5])::bigint[]),
-                       unnest(\(counts[6])::bigint[]), unnest(\(counts[7])::bigint[]),
-                       unnest(\(counts[8])::bigint[])
-            ), latency AS (
+            WITH latency AS (
                 INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
                 SELECT unnest(\(bins.map(\.message.appId))::text[]),
                        unnest(\(bins.map(\.message.messageId))::text[]),
                        unnest(\(bins.map(\.bin))::int[]), unnest(\(bins.map(\.pairs))::bigint[])
             )
-            INSERT INTO deliver_deltas (app_id, message_id, platform, second, pairs)
-            SELECT unnest(\(arrivals.map(\.message.appId))::text[]),
-                   unnest(\(arrivals.map(\.message.messageId))::text[]),
-                   unnest(\(arrivals.map(\.key.platform))::text[]),
-                   unnest(\(arrivals.map { Int($0.key.second) })::bigint[]),
-                   unnest(\(arrivals.map(\.pairs))::bigint[])
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                                       \(unescaped: Self.counterList), arrival_second,
+                                       arrival_pairs)
+            SELECT unnest(\(rows.map(\.message.appId))::text[]),
+                   unnest(\(rows.map(\.message.messageId))::text[]),
+                   unnest(\(rows.map(\.key.bucket))::timestamptz[]),
+                   unnest(\(rows.map(\.key.platform))::text[]),
+                   unnest(\(rows.map(\.key.appVersion))::text[]),
+                   unnest(\(rows.map(\.key.locale))::text[]),
+                   unnest(\(counts[0])::bigint[]), unnest(\(counts[1])::bigint[]),
+                   unnest(\(counts[2])::bigint[]), unnest(\(counts[3])::bigint[]),
+                   unnest(\(counts[4])::bigint[]), unnest(\(counts[5])::bigint[]),
+                   unnest(\(counts[6])::bigint[]), unnest(\(counts[7])::bigint[]),
+                   unnest(\(counts[8])::bigint[]),
+                   unnest(\(rows.map { Int($0.second) })::bigint[]),
+                   unnest(\(rows.map(\.arrivals))::bigint[])
             """)
     }
 

@@ -15,7 +15,8 @@ extension Verifier {
             SELECT app_id, message_id, platform, second, sum(pairs)::bigint AS pairs
               FROM (SELECT app_id, message_id, platform, second, pairs FROM message_arrival_seconds
                     UNION ALL
-                    SELECT app_id, message_id, platform, second, pairs FROM deliver_deltas) s
+                    SELECT app_id, message_id, platform, arrival_second, arrival_pairs
+                      FROM report_deltas WHERE arrival_pairs <> 0) s
              GROUP BY 1, 2, 3, 4
             HAVING sum(pairs) <> 0
             """)
@@ -27,7 +28,7 @@ extension Verifier {
             stored[message, default: [:]][key] = row.int("pairs") ?? 0
         }
         for message in Set(expected.keys).union(stored.keys) where !retired.contains(message) {
-            let wanted = expected[message]?.arrivals ?? [:]
+            let wanted = expected[message]?.arrivalSeconds ?? [:]
             let have = stored[message] ?? [:]
             for key in Set(wanted.keys).union(have.keys) where wanted[key] != have[key] {
                 summary.differences.append(
@@ -52,7 +53,8 @@ extension Verifier {
                        sum(s.pairs) AS pairs
                   FROM (SELECT app_id, message_id, platform, second, pairs FROM message_arrival_seconds
                         UNION ALL
-                        SELECT app_id, message_id, platform, second, pairs FROM deliver_deltas) s
+                        SELECT app_id, message_id, platform, arrival_second, arrival_pairs
+                          FROM report_deltas WHERE arrival_pairs <> 0) s
                   JOIN current c USING (app_id, message_id)
                  WHERE cardinality(c.waves) > 0
                  GROUP BY 1, 2, 3, 4

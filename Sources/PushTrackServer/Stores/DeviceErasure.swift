@@ -250,7 +250,9 @@ struct Erasure {
                 for (column, value) in counters.values.enumerated() { counts[column].append(value) }
             }
             for (bin, pairs) in contribution.latency { latency.append((message, bin, pairs)) }
-            for (key, pairs) in contribution.arrivals { arrivals.append((message, key, pairs)) }
+            for (key, pairs) in contribution.arrivalSeconds {
+                arrivals.append((message, key, pairs))
+            }
         }
         if !messages.isEmpty {
             let columns = RollupDeltas.counterColumns
