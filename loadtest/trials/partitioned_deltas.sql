@@ -1,7 +1,9 @@
 -- A trial, not applied by `pushtrack migrate` (loadtest/README.md, "Batch p99 at half rate",
 -- "The delta tables in 16 partitions"): measured on 2026-12-07 and not kept. To measure it again,
 -- copy it into the sql/ folder of a worktree as 022_partitioned_deltas.sql, build that worktree
--- and run it with SERVER_FLAGS="--compaction-parts 16" against a worktree without it.
+-- and run it with SERVER_FLAGS="--compaction-parts 16" against a worktree without it. It was
+-- written for the schema of 021: check out a commit before sql/022_arrivals_in_report_deltas.sql
+-- (7cd7119, say), which dropped deliver_deltas.
 --
 -- 022: the delta tables the compactor folds in parts are split into 16 partitions by a hash of
 -- the message id (issue 17), so that a part's fold reads only its own rows.
