@@ -23,6 +23,10 @@ let package = Package(
         .systemLibrary(
             name: "CLibCrypto", pkgConfig: "libcrypto",
             providers: [.apt(["libssl-dev"])]),
+        // jemalloc, linked into the server's binary only: its malloc replaces the C library's.
+        .systemLibrary(
+            name: "CJemalloc", pkgConfig: "jemalloc",
+            providers: [.apt(["libjemalloc-dev"])]),
 
         // The domain: event model, validation, dedup rules, report maths. No I/O; SHA-256 of
         // secrets through libcrypto, a digest and nothing else.
@@ -41,7 +45,7 @@ let package = Package(
             dependencies: [
                 "PushTrackCore", "PostgresClient", "HTTPServer", "Dashboard", "Lifecycle",
             ]),
-        .executableTarget(name: "pushtrack", dependencies: ["PushTrackServer"]),
+        .executableTarget(name: "pushtrack", dependencies: ["PushTrackServer", "CJemalloc"]),
         // A blocking keep-alive HTTP/1.1 client over POSIX sockets (live tests, simulator).
         .target(name: "HTTPClient"),
         // Helpers shared by the live tests: throwaway databases and clusters.

@@ -5,8 +5,9 @@ set -euo pipefail
 
 # haproxy: the accuracy tests run two collectors behind it, and `make run-cluster` (with the
 # tests of it) puts it in front with TLS; openssl makes its development certificate.
-# libssl-dev: libcrypto's SHA-256 (Sources/CLibCrypto). pgbouncer: the pooler tests.
-packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev curl haproxy openssl pgbouncer)
+# libssl-dev: libcrypto's SHA-256 (Sources/CLibCrypto). libjemalloc-dev: the server's malloc
+# (Sources/CJemalloc). pgbouncer: the pooler tests.
+packages=(pkg-config postgresql libpq-dev libmicrohttpd-dev zlib1g-dev libssl-dev libjemalloc-dev curl haproxy openssl pgbouncer)
 if [[ "${1:-}" == "--bench" ]]; then
     # slowhttptest: loadtest/slowloris.sh.
     packages+=(wrk procps slowhttptest)

@@ -1,3 +1,4 @@
+import CJemalloc
 import Foundation
 import PostgresClient
 import PushTrackServer
@@ -78,8 +79,13 @@ enum CLI {
             print(text, terminator: "")
             return 0
         }
-        let configuration = try ServerConfiguration.parse(
+        var configuration = try ServerConfiguration.parse(
             arguments: arguments, environment: environment)
+        if let version = pt_jemalloc_version() {
+            // "5.3.0-0-g54eaed1…": the release, without the commit.
+            configuration.allocator =
+                "jemalloc-" + (String(cString: version).split(separator: "-").first ?? "")
+        }
         let service = PushTrackService(configuration: configuration)
         do {
             try service.start()

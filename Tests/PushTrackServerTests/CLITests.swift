@@ -53,6 +53,20 @@ enum Binary {
 
 @Suite("pushtrack command line")
 struct CLITests {
+    /// The binary's malloc is jemalloc's, for every library in the process: with
+    /// `stats_print` jemalloc writes its statistics at exit, and the bytes it holds then are
+    /// the Swift runtime's and Foundation's (the C library's malloc would have left it none).
+    @Test func jemallocIsTheProcessMalloc() throws {
+        let result = try Binary.run(
+            executable: Binary.path, ["--help"], environment: ["MALLOC_CONF": "stats_print:true"])
+        #expect(result.status == 0)
+        #expect(result.stderr.contains("___ Begin jemalloc statistics ___"))
+        let allocated = result.stderr.firstMatch(of: /\nAllocated: (\d+),/).flatMap { Int($0.1) }
+        #expect((allocated ?? 0) > 100_000, "\(result.stderr.prefix(400))")
+        // Without the setting nothing is printed.
+        #expect(!(try Binary.run(["--help"])).stderr.contains("jemalloc"))
+    }
+
     @Test func noArgumentsPrintsUsageAndExits2() throws {
         let result = try Binary.run([])
         #expect(result.status == 2)
@@ -177,7 +191,7 @@ struct CLITests {
         process.standardError = err
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        let port = try ServerProcess.readPort(from: err.fileHandleForReading)
+        let port = try ServerProcess.readServing(from: err.fileHandleForReading).port
 
         // Hold the raw table so the writer's commit waits while SIGTERM arrives.
         let locker = try PostgresConnection(url: url)

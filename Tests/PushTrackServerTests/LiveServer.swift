@@ -152,6 +152,8 @@ final class LogBuffer: Sendable {
 final class ServerProcess {
     let process = Process()
     let port: UInt16
+    /// The `serving` line.
+    let serving: String
     private let errors = Pipe()
     /// What the server logged after its `serving` line, read continuously: a pipe nobody reads
     /// fills up (64 KiB) and then blocks the server's log writes, and with them its threads.
@@ -168,7 +170,7 @@ final class ServerProcess {
         try process.run()
         // Only the child writes: the parent's copy of the write end would hold off end of file.
         try? errors.fileHandleForWriting.close()
-        port = try Self.readPort(from: errors.fileHandleForReading)
+        (port, serving) = try Self.readServing(from: errors.fileHandleForReading)
         let reading = errors.fileHandleForReading
         Thread.detachNewThread { [logged, drained] in
             while true {
@@ -215,16 +217,19 @@ final class ServerProcess {
         return logged.text.withLock { $0 }
     }
 
-    /// Reads the server's log until its `serving port=N` line.
-    static func readPort(from handle: FileHandle) throws -> UInt16 {
+    /// Reads the server's log until its `serving port=N` line is whole: the port, and the line.
+    static func readServing(from handle: FileHandle) throws -> (port: UInt16, line: String) {
         var text = ""
         let deadline = ContinuousClock.now + .seconds(20)
         while ContinuousClock.now < deadline {
             let data = handle.availableData
             if data.isEmpty { break }
             text += String(decoding: data, as: UTF8.self)
-            if let range = text.range(of: #"port=(\d+)"#, options: .regularExpression) {
-                return UInt16(text[range].dropFirst(5))!
+            if let range = text.range(of: #"port=(\d+)"#, options: .regularExpression),
+                let end = text[range.upperBound...].firstIndex(of: "\n")
+            {
+                let start = text[..<range.lowerBound].lastIndex(of: "\n").map(text.index(after:))
+                return (UInt16(text[range].dropFirst(5))!, String(text[(start ?? text.startIndex)..<end]))
             }
         }
         throw PushTrackError("no_port", "the server did not print its port: \(text)")

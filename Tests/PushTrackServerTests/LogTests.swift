@@ -18,6 +18,18 @@ struct LogTests {
         return (try ServerProcess(databaseURL: url, arguments: arguments), app, url)
     }
 
+    /// The `serving` line names the port, the process and the allocator the binary links.
+    @Test func theServingLineNamesTheAllocator() throws {
+        let (server, _, url) = try Self.serve([])
+        defer { try? TestDatabase.drop(url) }
+        let pid = server.process.processIdentifier
+        let fields = #" msg=serving port=\#(server.port) pid=\#(pid) allocator=jemalloc-\d+\.\d+\.\d+$"#
+        #expect(
+            server.serving.range(of: fields, options: .regularExpression) != nil,
+            "\(server.serving)")
+        _ = server.stop()
+    }
+
     @Test func infoLogsOneLinePerRequestAndBatchWithoutSecrets() throws {
         let (server, app, url) = try Self.serve([])
         defer { try? TestDatabase.drop(url) }

@@ -118,7 +118,9 @@ public final class PushTrackService: Sendable {
         compactor.start()
         if let readPool { metrics.replicaLag.start(pool: readPool, log: log) }
         healthAlerts.start()
-        log.always("serving", ["port": String(http.port), "pid": String(getpid())])
+        log.always(
+            "serving",
+            ["port": String(http.port), "pid": String(getpid()), "allocator": configuration.allocator])
     }
 
     /// How long `start` waits for the writers' first probe before it takes requests.

@@ -43,6 +43,9 @@ public struct ServerConfiguration: Sendable {
     public var commitMaxEvents: Int = 5_000
     /// Writer threads (each with a connection) doing group commits.
     public var writers: Int = 2
+    /// The process's malloc, named in the `serving` line: the `pushtrack` binary links jemalloc
+    /// (loadtest/README.md, "jemalloc"); not a flag.
+    public var allocator = "libc"
     /// Connections (and threads) for auth lookups, reports and maintenance.
     public var databasePoolSize: Int = 4
     /// How long a write key lookup is trusted; a revoked key stops working within this time.
