@@ -228,8 +228,10 @@ final class ServerProcess {
             if let range = text.range(of: #"port=(\d+)"#, options: .regularExpression),
                 let end = text[range.upperBound...].firstIndex(of: "\n")
             {
-                let start = text[..<range.lowerBound].lastIndex(of: "\n").map(text.index(after:))
-                return (UInt16(text[range].dropFirst(5))!, String(text[(start ?? text.startIndex)..<end]))
+                let start =
+                    text[..<range.lowerBound].lastIndex(of: "\n").map(text.index(after:))
+                    ?? text.startIndex
+                return (UInt16(text[range].dropFirst(5))!, String(text[start..<end]))
             }
         }
         throw PushTrackError("no_port", "the server did not print its port: \(text)")

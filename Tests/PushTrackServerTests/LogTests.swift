@@ -23,7 +23,8 @@ struct LogTests {
         let (server, _, url) = try Self.serve([])
         defer { try? TestDatabase.drop(url) }
         let pid = server.process.processIdentifier
-        let fields = #" msg=serving port=\#(server.port) pid=\#(pid) allocator=jemalloc-\d+\.\d+\.\d+$"#
+        let fields =
+            #" msg=serving port=\#(server.port) pid=\#(pid) allocator=jemalloc-\d+\.\d+\.\d+$"#
         #expect(
             server.serving.range(of: fields, options: .regularExpression) != nil,
             "\(server.serving)")

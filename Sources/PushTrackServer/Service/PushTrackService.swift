@@ -120,7 +120,10 @@ public final class PushTrackService: Sendable {
         healthAlerts.start()
         log.always(
             "serving",
-            ["port": String(http.port), "pid": String(getpid()), "allocator": configuration.allocator])
+            [
+                "port": String(http.port), "pid": String(getpid()),
+                "allocator": configuration.allocator,
+            ])
     }
 
     /// How long `start` waits for the writers' first probe before it takes requests.
