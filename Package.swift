@@ -27,6 +27,8 @@ let package = Package(
         .systemLibrary(
             name: "CJemalloc", pkgConfig: "jemalloc",
             providers: [.apt(["libjemalloc-dev"])]),
+        // The options that binary's jemalloc starts with (a C global it reads before main).
+        .target(name: "JemallocOptions"),
 
         // The domain: event model, validation, dedup rules, report maths. No I/O; SHA-256 of
         // secrets through libcrypto, a digest and nothing else.
@@ -45,7 +47,8 @@ let package = Package(
             dependencies: [
                 "PushTrackCore", "PostgresClient", "HTTPServer", "Dashboard", "Lifecycle",
             ]),
-        .executableTarget(name: "pushtrack", dependencies: ["PushTrackServer", "CJemalloc"]),
+        .executableTarget(
+            name: "pushtrack", dependencies: ["PushTrackServer", "CJemalloc", "JemallocOptions"]),
         // A blocking keep-alive HTTP/1.1 client over POSIX sockets (live tests, simulator).
         .target(name: "HTTPClient"),
         // Helpers shared by the live tests: throwaway databases and clusters.

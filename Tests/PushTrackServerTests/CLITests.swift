@@ -63,6 +63,13 @@ struct CLITests {
         #expect(result.stderr.contains("___ Begin jemalloc statistics ___"))
         let allocated = result.stderr.firstMatch(of: /\nAllocated: (\d+),/).flatMap { Int($0.1) }
         #expect((allocated ?? 0) > 100_000, "\(result.stderr.prefix(400))")
+        // It starts with the binary's options (Sources/JemallocOptions), not its defaults.
+        for option in [
+            "  opt.narenas: 2\n", "  opt.dirty_decay_ms: 1000 (arenas.dirty_decay_ms: 1000)\n",
+            "  opt.muzzy_decay_ms: 0 (arenas.muzzy_decay_ms: 0)\n",
+        ] {
+            #expect(result.stderr.contains(option), "\(option)")
+        }
         // Without the setting nothing is printed.
         #expect(!(try Binary.run(["--help"])).stderr.contains("jemalloc"))
     }
