@@ -31,7 +31,7 @@ load_end=$(date +%s.%N)
 # vacuum that autovacuum would do to the emptied delta table.
 psql "$DATABASE_URL" -qtAc "SELECT pushtrack_compact_report_deltas()" >/dev/null
 psql "$DATABASE_URL" -qtAc "SELECT pushtrack_compact_conversion_deltas() + pushtrack_compact_delivery_deltas()" >/dev/null
-psql "$DATABASE_URL" -qc "VACUUM ANALYZE report_deltas, open_latency_deltas, message_rollups, message_totals, message_open_latency, message_dimension_totals, message_bucket_totals, conversion_deltas, message_conversions, message_arrival_seconds, message_deliver_latency"
+psql "$DATABASE_URL" -qc "VACUUM ANALYZE report_deltas, message_rollups, message_totals, message_open_latency, message_dimension_totals, message_bucket_totals, conversion_deltas, message_conversions, message_arrival_seconds, message_deliver_latency"
 counts=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM deliveries), (SELECT count(*) FROM events), (SELECT count(*) FROM message_rollups), (SELECT count(*) FROM message_open_latency), (SELECT count(*) FROM message_deliver_latency), (SELECT count(*) FROM conversion_events)")
 
 start_server

@@ -1,6 +1,6 @@
 -- The report benchmark's data (loadtest/report_bench.sh): one campaign, 20 messages, 1,000,000
 -- (message, device) pairs in `deliveries`, the rollup changes that ingestion would have appended
--- for them (report_deltas, open_latency_deltas: report_bench.sh folds them), and the raw events behind them
+-- for them (report_deltas: report_bench.sh folds them), and the raw events behind them
 -- (about 1.5 M rows). Deterministic: every "random" choice is a hash of the pair's number.
 -- Variables: app (the app id), t0 (the first send), deliveries (1,000,000 unless set:
 -- loadtest/cost_curve.sh sets 10,000,000).
@@ -70,13 +70,18 @@ FROM (
 ) contributions
 GROUP BY 1, 2, 3, 4, 5, 6;
 
-INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
-SELECT app_id, message_id,
+-- Time to open: each opened pair's bin, appended in report_deltas at the key of its open
+-- (sql/023; here in rows of their own with zero counters).
+INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale, delivered,
+                           confirmed, foreground, background, opened, clicks, dismissed,
+                           duplicate_reports, open_bin, open_pairs)
+SELECT app_id, message_id, pg_temp.bucket(first_click_at), platform, app_version, locale,
+       0, 0, 0, 0, 0, 0, 0, 0,
        floor(ln(1 + greatest(0, extract(epoch FROM first_click_at - first_arrival_at))) / ln(1.02))::int,
        count(*)
 FROM deliveries
 WHERE app_id = :'app' AND first_arrival_at IS NOT NULL AND first_click_at IS NOT NULL
-GROUP BY 1, 2, 3;
+GROUP BY 1, 2, 3, 4, 5, 6, 7;
 
 -- Time to deliver: each confirmed pair's arrival second, appended in report_deltas at the key of
 -- its delivery (sql/022; here in rows of their own with zero counters). The compactor folds and

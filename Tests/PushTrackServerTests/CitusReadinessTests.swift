@@ -144,7 +144,7 @@ struct CitusReadinessTests {
 
     @Test func everyTableIsPlacedAndEveryUniqueKeyCarriesItsDistributionColumns() throws {
         let plan = try Self.plan()
-        #expect(plan.count == 51)
+        #expect(plan.count == 50)
         #expect(
             plan.first { $0.name == "deliveries" }
                 == PlannedTable(

@@ -20,21 +20,18 @@ struct CompactionPartsTests {
         let count = 120
         let messages = (1...count).map { "m\($0)" }
         let counts = Array(1...count)
-        // Message m<i>: a rollup delta of i deliveries with an arrival second of i pairs (one
-        // row, as the writers append them: sql/022_arrivals_in_report_deltas.sql) and an
-        // open-latency bin of i pairs.
+        // Message m<i>: a rollup delta of i deliveries with an arrival second of i pairs and an
+        // open-latency bin of i pairs, in one row as the writers append them
+        // (sql/022_arrivals_in_report_deltas.sql, sql/023_open_latency_in_report_deltas.sql).
         _ = try db.query(
             """
-            WITH d AS (SELECT * FROM unnest(\(messages)::text[], \(counts)::bigint[]) AS d(m, n)),
-            r AS (
-                INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version,
-                    locale, delivered, confirmed, foreground, background, opened, clicks,
-                    dismissed, duplicate_reports, extension_confirmed, arrival_second,
-                    arrival_pairs)
-                SELECT 'a', m, '2026-12-05 10:00:00+00', 'ios', '1.0', 'en-US', n, n, 0, n, 0, 0,
-                       0, 0, 0, 1764928800, n FROM d)
-            INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
-            SELECT 'a', m, 3, n FROM d
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed,
+                duplicate_reports, extension_confirmed, arrival_second, arrival_pairs, open_bin,
+                open_pairs)
+            SELECT 'a', m, '2026-12-05 10:00:00+00', 'ios', '1.0', 'en-US', n, n, 0, n, 0, 0, 0,
+                   0, 0, 1764928800, n, 3, n
+              FROM unnest(\(messages)::text[], \(counts)::bigint[]) AS d(m, n)
             """)
         var partOf: [String: Int] = [:]
         for row in try db.query(
@@ -48,10 +45,7 @@ struct CompactionPartsTests {
             var left: [String: Int] = [:]
             for row in try db.query(
                 """
-                SELECT message_id, count(*) AS n FROM (
-                    SELECT message_id FROM report_deltas UNION ALL
-                    SELECT message_id FROM open_latency_deltas) d
-                 GROUP BY 1
+                SELECT message_id, count(*) AS n FROM report_deltas GROUP BY 1
                 """)
             {
                 left[row.string("message_id") ?? ""] = row.int("n")
@@ -61,9 +55,9 @@ struct CompactionPartsTests {
         for part in 0..<parts {
             let mine = messages.filter { partOf[$0] == part }
             let folded = try ReportCompactor.compact(db, part: part, parts: parts)
-            #expect(folded == 2 * mine.count, "part \(part)")
+            #expect(folded == mine.count, "part \(part)")
             let later = messages.filter { partOf[$0]! > part }
-            #expect(try pending() == Dictionary(uniqueKeysWithValues: later.map { ($0, 2) }))
+            #expect(try pending() == Dictionary(uniqueKeysWithValues: later.map { ($0, 1) }))
             let done = messages.filter { partOf[$0]! <= part }
             let totals = try db.query(
                 "SELECT message_id, delivered FROM message_totals WHERE app_id = 'a' ORDER BY 1")

@@ -97,6 +97,61 @@ struct MigratorTests {
         #expect(totals.first?.int("delivered") == 4)
     }
 
+    /// 023 moves the time-to-open bins into `report_deltas`: bins an older server left in
+    /// `open_latency_deltas` are folded by the upgrade, and later bins ride in the rollup rows.
+    @Test func binsLeftInOpenLatencyDeltasAreFoldedByTheUpgrade() throws {
+        let url = try TestDatabase.create()
+        defer { try? TestDatabase.drop(url) }
+        let db = try PostgresConnection(url: url)
+        let all = try LiveServer.migrator().migrations
+        _ = try Migrator(migrations: all.filter { $0.version < 23 }).migrate(db)
+        _ = try db.query(
+            """
+            WITH r AS (
+                INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version,
+                    locale, delivered, confirmed, foreground, background, opened, clicks,
+                    dismissed, duplicate_reports, extension_confirmed)
+                VALUES ('a', 'm1', '2026-12-05 10:00:00+00', 'ios', '1.0', 'en', 3, 3, 0, 3, 2,
+                        2, 0, 0, 0))
+            INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
+            VALUES ('a', 'm1', 40, 2), ('a', 'm1', 41, 1), ('a', 'm1', 40, -1)
+            """)
+        #expect(
+            try Migrator(migrations: all).migrate(db)
+                == all.filter { $0.version >= 23 }.map(\.name))
+        func bins() throws -> [String] {
+            try db.query(
+                "SELECT bin, pairs FROM message_open_latency ORDER BY 1"
+            ).map { "\($0.string("bin") ?? "")×\($0.string("pairs") ?? "")" }
+        }
+        #expect(try bins() == ["40×1", "41×1"])
+        #expect(
+            try db.query("SELECT to_regclass('open_latency_deltas') IS NULL AS gone").first?
+                .bool("gone") == true)
+        let pending = try db.query("SELECT opened, open_bin, open_pairs FROM report_deltas")
+        #expect(
+            pending.map {
+                "\($0.int("opened") ?? -1) \($0.int("open_bin") ?? -1)×\($0.int("open_pairs") ?? -1)"
+            } == ["2 0×0"])
+        _ = try db.query(
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed,
+                duplicate_reports, extension_confirmed, open_bin, open_pairs)
+            VALUES ('a', 'm1', '2026-12-05 10:00:00+00', 'ios', '1.0', 'en', 0, 0, 0, 0, 1, 1, 0,
+                    0, 0, 41, 1)
+            """)
+        // The readers add the bins not folded yet.
+        #expect(
+            try db.query(
+                "SELECT bin, sum(pairs)::int AS n FROM message_open_latency_counters GROUP BY 1 ORDER BY 1"
+            ).map { "\($0.int("bin") ?? -1)×\($0.int("n") ?? -1)" } == ["40×1", "41×2"])
+        #expect(try ReportCompactor.compact(db) == 2)
+        #expect(try bins() == ["40×1", "41×2"])
+        let totals = try db.query("SELECT opened FROM message_totals WHERE message_id = 'm1'")
+        #expect(totals.first?.int("opened") == 3)
+    }
+
     /// 007 changes how rollups are written (appended, folded later) on a database that has
     /// data from 006's triggers, some of it not folded yet: every aggregate must agree after it.
     @Test func rollupDeltasUpgradeKeepsEveryAggregate() throws {
@@ -178,9 +233,15 @@ struct MigratorTests {
                 duplicate_reports)
             VALUES ('a', 'm2', '2026-11-29T09:00:00Z', 'ios', '3.2', 'en-US', 1, 1, 0, 1, 1, 2, 0, 0)
             """)
+        // A time-to-open bin rides in a row of its message (023), here one of zero counters.
         _ = try db.query(
-            "INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs) VALUES ('a', 'm1', 40, 1)"
-        )
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed,
+                duplicate_reports, open_bin, open_pairs)
+            VALUES ('a', 'm1', '2026-11-29T08:00:00Z', 'ios', '3.2', 'en-US', 0, 0, 0, 0, 0, 0, 0,
+                    0, 40, 1)
+            """)
         let m2 =
             #"{"message_id":"m2","delivered":8,"confirmed":8,"background":8,"opened":2,"clicks":3}"#
         let reportBefore = try rows("SELECT * FROM message_report ORDER BY message_id")

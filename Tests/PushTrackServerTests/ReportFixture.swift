@@ -113,10 +113,26 @@ final class ReportFixture {
         try server.rollup(app: app ?? appId, message, bucket, platform, version, locale, counters)
     }
 
+    /// A time-to-open change as ingestion appends it: in a `report_deltas` row of zero counters
+    /// at a key of the message's rollups (sql/023_open_latency_in_report_deltas.sql).
     func latency(_ message: String, seconds: Double, pairs: Int) throws {
-        _ = try db.query(
-            "INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs) VALUES (\(appId), \(message), \(OpenLatency.bin(seconds: seconds)), \(pairs))"
-        )
+        let inserted = try db.query(
+            """
+            INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
+                delivered, confirmed, foreground, background, opened, clicks, dismissed,
+                duplicate_reports, open_bin, open_pairs)
+            SELECT app_id, message_id, bucket, platform, app_version, locale, 0, 0, 0, 0, 0, 0, 0,
+                   0, \(OpenLatency.bin(seconds: seconds)), \(pairs)
+              FROM (SELECT app_id, message_id, bucket, platform, app_version, locale
+                      FROM report_deltas
+                    UNION ALL
+                    SELECT app_id, message_id, bucket, platform, app_version, locale
+                      FROM message_rollups) k
+             WHERE app_id = \(appId) AND message_id = \(message)
+             LIMIT 1
+            RETURNING 1
+            """)
+        precondition(inserted.count == 1, "no rollup of \(message) to give its time to open")
     }
 }
 

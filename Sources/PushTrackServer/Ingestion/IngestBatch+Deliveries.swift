@@ -407,9 +407,10 @@ struct DeliveryRows {
 }
 
 /// Contribution changes summed per message, appended to `report_deltas` (per bucket and
-/// dimensions, with the arrival seconds) and `open_latency_deltas`: insert-only, so concurrent
+/// dimensions, with the arrival seconds and the time-to-open bins): insert-only, so concurrent
 /// writers never wait on each other's rows; the compactor folds them into the aggregates
-/// (sql/007_rollup_deltas.sql, sql/022_arrivals_in_report_deltas.sql).
+/// (sql/007_rollup_deltas.sql, sql/022_arrivals_in_report_deltas.sql,
+/// sql/023_open_latency_in_report_deltas.sql).
 struct RollupDeltas {
     let deltas: [IngestBatch.MessageKey: Contribution]
 
@@ -424,23 +425,39 @@ struct RollupDeltas {
         "duplicate_reports", "extension_confirmed",
     ]
 
-    /// One `report_deltas` row: counters of a bucket and dimensions, and at most one arrival
-    /// second with its pairs (`arrivals` 0: none).
+    /// One `report_deltas` row: counters of a bucket and dimensions, at most one arrival second
+    /// with its pairs (`arrivals` 0: none) and at most one time-to-open bin with its pairs
+    /// (`opens` 0: none).
     struct Row {
         var message: IngestBatch.MessageKey
         var key: RollupKey
         var counters: RollupCounters
         var second: Int64 = 0
         var arrivals: Int = 0
+        var bin: Int = 0
+        var opens: Int = 0
+    }
+
+    /// A time-to-open bin of a message whose rows had no key to give it: it changes only with
+    /// the counters of its pairs, so this is a bug, and the commit fails rather than count it
+    /// in a group that nothing else counts in.
+    struct OpenBinWithoutRow: Error, CustomStringConvertible {
+        let message: IngestBatch.MessageKey
+        var description: String {
+            "a time-to-open change of \(message.appId)/\(message.messageId) came without counters"
+        }
     }
 
     /// The rows of the deltas. An arrival goes in the row of the counters with its bucket and
     /// dimensions (where the pair's delivery is counted), else in a row of its own with zero
-    /// counters at that key: most events then append one row where they appended two.
-    func rows() -> [Row] {
+    /// counters at that key: most events then append one row where they appended two. A
+    /// time-to-open bin has no key of its own (only its message): it goes in one of its message's
+    /// rows, else in a row of zero counters at the key of one of them, folded with it.
+    func rows() throws(OpenBinWithoutRow) -> [Row] {
         var rows: [Row] = []
         rows.reserveCapacity(deltas.values.reduce(0) { $0 + $1.counters.count + $1.arrivals.count })
         for (message, contribution) in deltas {
+            let first = rows.count
             // Keys whose counters took an arrival; a few per message, so a list.
             var taken: [RollupKey] = []
             for (arrival, pairs) in contribution.arrivals {
@@ -456,22 +473,28 @@ struct RollupDeltas {
             for (key, counters) in contribution.counters where !taken.contains(key) {
                 rows.append(Row(message: message, key: key, counters: counters))
             }
+            guard !contribution.latency.isEmpty else { continue }
+            guard first < rows.count else { throw OpenBinWithoutRow(message: message) }
+            var next = first
+            for (bin, pairs) in contribution.latency {
+                if next == rows.count {
+                    rows.append(Row(message: message, key: rows[first].key, counters: .zero))
+                }
+                rows[next].bin = bin
+                rows[next].opens = pairs
+                next += 1
+            }
         }
         return rows
     }
 
-    /// Appends the changes in one statement (two inserts; an empty array inserts nothing).
-    /// Nothing here is locked, so the rows go in any order.
+    /// Appends the changes in one statement. Nothing here is locked, so the rows go in any
+    /// order.
     func apply(on connection: PostgresConnection, prepared: Bool) throws {
         guard !deltas.isEmpty else { return }
-        let rows = rows()
-        var bins: [(message: IngestBatch.MessageKey, bin: Int, pairs: Int)] = []
-        // Sized once: grown from empty, these arrays were reallocated a dozen times a commit.
-        bins.reserveCapacity(deltas.values.reduce(0) { $0 + $1.latency.count })
-        for (message, contribution) in deltas {
-            for (bin, pairs) in contribution.latency { bins.append((message, bin, pairs)) }
-        }
+        let rows = try rows()
         // One array per counter, in counterColumns' order (RollupCounters.values has nine).
+        // Sized once: grown from empty, these arrays were reallocated a dozen times a commit.
         var counts = [[Int]](repeating: [], count: Self.counterColumns.count)
         for column in counts.indices { counts[column].reserveCapacity(rows.count) }
         for row in rows {
@@ -480,15 +503,9 @@ struct RollupDeltas {
         try connection.queryAtCommit(
             prepared: prepared,
             """
-            WITH latency AS (
-                INSERT INTO open_latency_deltas (app_id, message_id, bin, pairs)
-                SELECT unnest(\(bins.map(\.message.appId))::text[]),
-                       unnest(\(bins.map(\.message.messageId))::text[]),
-                       unnest(\(bins.map(\.bin))::int[]), unnest(\(bins.map(\.pairs))::bigint[])
-            )
             INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
                                        \(unescaped: Self.counterList), arrival_second,
-                                       arrival_pairs)
+                                       arrival_pairs, open_bin, open_pairs)
             SELECT unnest(\(rows.map(\.message.appId))::text[]),
                    unnest(\(rows.map(\.message.messageId))::text[]),
                    unnest(\(rows.map(\.key.bucket))::timestamptz[]),
@@ -501,7 +518,8 @@ struct RollupDeltas {
                    unnest(\(counts[6])::bigint[]), unnest(\(counts[7])::bigint[]),
                    unnest(\(counts[8])::bigint[]),
                    unnest(\(rows.map { Int($0.second) })::bigint[]),
-                   unnest(\(rows.map(\.arrivals))::bigint[])
+                   unnest(\(rows.map(\.arrivals))::bigint[]),
+                   unnest(\(rows.map(\.bin))::int[]), unnest(\(rows.map(\.opens))::bigint[])
             """)
     }
 

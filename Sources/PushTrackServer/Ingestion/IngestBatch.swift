@@ -57,10 +57,10 @@ enum IngestFailure: Error, Sendable, Equatable {
 ///    devices' conversion rows and count or re-attribute their conversions
 ///    (`IngestBatch+Conversions.swift`);
 /// 5. append the raw events with their dedup outcome (`COPY`);
-/// 6. append the change of the pairs' contributions to `report_deltas` (with the arrival
-///    seconds) and `open_latency_deltas` in one statement (insert-only: no writer waits on
-///    another's rows there; the compactor folds them into the aggregates), then add the change
-///    of influenced opens per message.
+/// 6. append the change of the pairs' contributions to `report_deltas`, with the arrival
+///    seconds and the time-to-open bins (insert-only: no writer waits on another's rows there;
+///    the compactor folds them into the aggregates), then add the change of influenced opens
+///    per message.
 struct IngestBatch {
     let jobs: [IngestJob]
     /// Small batches run prepared statements (parsed and planned once per connection); large

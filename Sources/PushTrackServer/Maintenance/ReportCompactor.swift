@@ -1,7 +1,7 @@
 import Lifecycle
 import PostgresClient
 
-/// Folds what the writers append (`report_deltas`, `open_latency_deltas`) into the aggregates
+/// Folds what the writers append (`report_deltas`) into the aggregates
 /// once every `interval`, a part of the messages at a time (`parts`), on a thread of its own
 /// (sql/007_rollup_deltas.sql, sql/021_compact_in_parts.sql): `message_rollups`,
 /// `message_totals`, `message_open_latency`, and the coarse sums `message_dimension_totals` and

@@ -92,7 +92,7 @@ final class ServiceMetrics: Sendable {
             case .deltasFolded:
                 return (
                     "pushtrack_report_deltas_folded_total",
-                    "Rollup and time-to-open delta rows folded into the aggregates by this process."
+                    "Rollup delta rows (with their arrival seconds and time-to-open bins) folded into the aggregates by this process."
                 )
             case .healthChecks:
                 return (
