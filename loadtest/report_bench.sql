@@ -81,7 +81,7 @@ SELECT app_id, message_id, pg_temp.bucket(first_click_at), platform, app_version
        count(*)
 FROM deliveries
 WHERE app_id = :'app' AND first_arrival_at IS NOT NULL AND first_click_at IS NOT NULL
-GROUP BY 1, 2, 3, 4, 5, 6, 7;
+GROUP BY 1, 2, 3, 4, 5, 6, 15;
 
 -- Time to deliver: each confirmed pair's arrival second, appended in report_deltas at the key of
 -- its delivery (sql/022; here in rows of their own with zero counters). The compactor folds and
