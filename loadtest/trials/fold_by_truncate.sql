@@ -1,5 +1,6 @@
 -- A measurement for a lead, not applied by `pushtrack migrate` (loadtest/README.md, "The
--- time-to-open bins in the rollup delta rows, and answers resumed together", the lead for (hb)):
+-- time-to-open bins in the rollup delta rows, and answers resumed together", the lead for (hb),
+-- closed since: "Folding by TRUNCATE: not MVCC-safe", loadtest/trials/truncate_snapshot.sh):
 -- how much of a fold is deleting its rows one by one, against reading them and emptying the table
 -- with TRUNCATE. Run it with psql against a scratch database that `pushtrack migrate` has made
 -- (it folds rows of an app 'a' into that database's aggregates and empties report_deltas):
