@@ -5,7 +5,9 @@
 #   (b) PostgreSQL's and the collector's CPU per 1,000 events ingested in BATCH-event batches
 #       (BATCH=1: single-event requests, as in (a))
 #       (wrk, 64 connections, DURATION seconds), dedup, delivery state and rollups included;
-#   per statement, PostgreSQL's execution time per 1,000 events (pg_stat_statements).
+#   per statement, PostgreSQL's execution time per 1,000 events (pg_stat_statements);
+#   the collector's CPU per `GET /healthz` (HEALTHZ_SECONDS of wrk, 64 connections): the HTTP
+#   layer's own cost per request on this machine, the floor under (b)'s collector figure.
 # PostgreSQL's CPU is that of the postmaster and every process it started (exited ones
 # included, through the postmaster's child times). CONVERSION=<category> declares that conversion
 # category for the app first (the same load, the writers tracking the app's devices).
@@ -15,6 +17,7 @@ cd "$(dirname "$0")/.."
 DURATION=${DURATION:-10}
 COPY_ROWS=${COPY_ROWS:-200000}
 BATCH=${BATCH:-50}
+HEALTHZ_SECONDS=${HEALTHZ_SECONDS:-5}
 
 bench_name=cpu
 # shellcheck source=loadtest/fresh.sh
@@ -50,7 +53,17 @@ server_user_cpu=$(python3 -c "print($(proc_user_cpu "$server_pid") - $server_use
 events=$(($(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events") - stored_before))
 statements=$(psql "$DATABASE_URL" -tA -F'|' -c "SELECT round(total_exec_time::numeric, 1), calls, left(regexp_replace(query, '\s+', ' ', 'g'), 60) FROM pg_stat_statements WHERE query !~* 'pg_stat_statements' ORDER BY total_exec_time DESC LIMIT 8")
 
-python3 - "$COPY_ROWS" "$copy_cpu" "$events" "$ingest_cpu" "$server_cpu" "$statements" "$server_user_cpu" <<'PY'
+# The same server's CPU per `GET /healthz` under the same load shape (64 connections): what
+# libmicrohttpd, the kernel's TCP and the server's routing and access log cost a request that
+# does nothing, the floor under the collector's CPU per single-event request on this machine.
+echo "cpu: GET /healthz, 64 connections, ${HEALTHZ_SECONDS}s" >&2
+server_before=$(proc_cpu "$server_pid")
+healthz_requests=$(wrk -t2 -c64 -d"$HEALTHZ_SECONDS"s "http://127.0.0.1:$http_port/healthz" |
+    awk '/requests in/ {print $1}')
+healthz_cpu=$(python3 -c "print($(proc_cpu "$server_pid") - $server_before)")
+
+python3 - "$COPY_ROWS" "$copy_cpu" "$events" "$ingest_cpu" "$server_cpu" "$statements" "$server_user_cpu" \
+    "$healthz_requests" "$healthz_cpu" <<'PY'
 import sys
 rows, copy_cpu, events, ingest_cpu, server_cpu = int(sys.argv[1]), float(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5])
 server_user = float(sys.argv[7]) / events * 1000
@@ -63,6 +76,10 @@ print(f"{'(c) PostgreSQL, COPY into the raw table':44} {c * 1000:>8.1f}")
 print(f"{'(b) PostgreSQL, ingestion (dedup, rollups)':44} {b * 1000:>8.1f}   {b / c:.2f} x (c)")
 print(f"{'(b) collector process':44} {s * 1000:>8.1f}")
 print(f"{'    of which in user mode / in the kernel':44} {server_user * 1000:>8.1f} / {(s - server_user) * 1000:.1f}")
+healthz_requests, healthz_cpu = int(sys.argv[8]), float(sys.argv[9])
+h = healthz_cpu / healthz_requests * 1000
+print(f"{'collector process, per 1,000 GET /healthz':44} {h * 1000:>8.1f}   "
+      f"({healthz_requests:,} requests; per event (b) is {s / h:.2f} x this)")
 print(f"\n{events:,} events ingested; on 2 cores, a PostgreSQL with one core to itself would ingest at most "
       f"{1 / b * 1000:,.0f} events/s against COPY's {1 / c * 1000:,.0f} rows/s")
 # For `make bench` (loadtest/bench_all.sh, which runs this with BATCH=1): issue 17's two CPU
@@ -76,7 +93,7 @@ if summary and os.environ.get("BATCH") == "1":
             ("cpu (BATCH=1)", "PostgreSQL CPU per single-event request", f"{b * 1e3:.1f} µs",
              f"(c) COPY row {c * 1e3:.1f} µs", f"{b / c:.2f} x", "<= 4 x", verdict(b / c <= 4)),
             ("cpu (BATCH=1)", "collector CPU per single-event request", f"{s * 1e3:.1f} µs",
-             "", "", "<= 40 µs", verdict(s * 1e3 <= 40)),
+             f"GET /healthz {h * 1e3:.1f} µs", f"{s / h:.2f} x", "<= 40 µs", verdict(s * 1e3 <= 40)),
         ]:
             out.write("\t".join(row) + "\n")
 if sys.argv[6].strip():
