@@ -2,7 +2,7 @@
 # Where the CPU of ingestion goes, by statement and by process (issue 17's floor): CPU time,
 # not wall time, so it holds on a busy machine. Builds in release mode, starts a fresh
 # PostgreSQL and a collector, warms up, then runs DURATION seconds of BATCH-event requests (wrk,
-# 64 connections) with PostgreSQL's log_statement_stats on, and prints per event:
+# CONNECTIONS connections) with PostgreSQL's log_statement_stats on, and prints per event:
 #   - PostgreSQL's CPU in each statement (parse, bind and execute apart; the rusage PostgreSQL
 #     logs for every message), and per call;
 #   - the CPU of each PostgreSQL backend kind (the writers' sessions, the compactor's, the rest)
@@ -10,7 +10,8 @@
 #   - events per group commit.
 # pg_stat_statements times statements in wall time, which counts the waits of a busy machine
 # and, for COPY, the round trips of its data; this counts CPU only.
-# Environment: BATCH (1), DURATION (5), WRITERS (the server's --writers; unset: its default),
+# Environment: BATCH (1), DURATION (5), CONNECTIONS (64: requests in flight, which set the
+# group commits' size), WRITERS (the server's --writers; unset: its default),
 # SETUP_SQL (SQL run once the server is up, before the warm-up: a setting or a storage
 # parameter to try), REPORT_SQL (a query run after the load, its result printed: the counters
 # of that trial), and events.lua's PT_MESSAGES, PT_DEVICES and PT_CAMPAIGNS (the load's shape).
@@ -19,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION=${DURATION:-5}
 BATCH=${BATCH:-1}
+CONNECTIONS=${CONNECTIONS:-64}
 
 bench_name=statements
 # shellcheck source=loadtest/fresh.sh
@@ -26,7 +28,7 @@ source loadtest/fresh.sh
 key=$(create_app statements writeKey)
 start_server ${WRITERS:+--writers "$WRITERS"}
 [[ -z ${SETUP_SQL:-} ]] || psql "$DATABASE_URL" -qc "$SETUP_SQL"
-PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c"$CONNECTIONS" -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
 
 # Cumulative CPU ticks of every thread of process $1: "comm<TAB>ticks" lines.
 threads() {
@@ -51,8 +53,8 @@ commits0=$(commits)
 events0=$(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events")
 : >"$work/pg/server.log"
 psql "$DATABASE_URL" -qc "ALTER SYSTEM SET log_statement_stats = on" -c "SELECT pg_reload_conf()" >/dev/null
-echo "statements: $BATCH-event requests, 64 connections, ${DURATION}s" >&2
-PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep '^RESULT' || true
+echo "statements: $BATCH-event requests, $CONNECTIONS connections, ${DURATION}s" >&2
+PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c"$CONNECTIONS" -d"$DURATION"s -s loadtest/events.lua "http://127.0.0.1:$http_port" | grep '^RESULT' || true
 psql "$DATABASE_URL" -qc "ALTER SYSTEM RESET log_statement_stats" -c "SELECT pg_reload_conf()" >/dev/null
 events=$(($(psql "$DATABASE_URL" -tAc "SELECT count(*) FROM events") - events0))
 threads "$server_pid" >"$work/threads1"
