@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Where the collector's CPU goes under single-event load, the kernel's part included (callgrind,
 # loadtest/callgrind.sh, counts user-mode instructions only). Builds in release mode, starts a
-# fresh PostgreSQL and a collector, then runs wrk (64 connections, BATCH-event requests) and,
+# fresh PostgreSQL and a collector, then runs wrk (CONNECTIONS connections, BATCH-event requests) and,
 # while it runs:
 #   - `perf record` of the collector for PERF_SECONDS: its samples by thread kind (libmicrohttpd's
 #     workers, the writers, the rest) and, in each, by kernel and user mode, then the costliest
 #     kernel and user symbols of each;
 #   - `strace -c -f` of the collector for STRACE_SECONDS: the system calls per event stored.
 # strace slows the collector while it is attached, so its counts are per event, not per second.
-# Environment: BATCH (1), PERF_SECONDS (5), STRACE_SECONDS (4), TOP (12 symbols per list).
+# Environment: BATCH (1), CONNECTIONS (64 in flight), PERF_SECONDS (5), STRACE_SECONDS (4), TOP
+# (12 symbols per list).
 # Figures, not a test: exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -136,14 +136,14 @@ run_wrk() {
         grep '^RESULT'
 }
 # For the profiles (collector_profile.sh, pg_profile.sh): installs perf when missing, starts the
-# server with app $1's write key in $key, warms it up with 3 s of $BATCH-event requests (64
-# connections), then starts $2 seconds more of them in the background (wrk's pid in wrk_pid).
+# server with app $1's write key in $key, warms it up with 3 s of $BATCH-event requests (CONNECTIONS,
+# 64 by default, in flight), then starts $2 seconds more of them in the background (wrk's pid in wrk_pid).
 profile_load() {
     command -v perf >/dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null; }
     key=$(create_app "$1" writeKey)
     start_server
-    PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
-    PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d"$2"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null &
+    PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c"${CONNECTIONS:-64}" -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
+    PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c"${CONNECTIONS:-64}" -d"$2"s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null &
     wrk_pid=$!
 }
 # Field $2 of a RESULT line $1.

@@ -2,14 +2,15 @@
 # Where the writers' PostgreSQL backends spend their CPU under BATCH-event load, by function
 # (issue 17's floor): `loadtest/statement_cpu.sh` says which statement costs what; this says
 # what inside them does. Builds in release mode, starts a fresh PostgreSQL and a collector, runs
-# wrk (64 connections) and, while it runs, `perf record -g` of the backends whose
+# wrk (CONNECTIONS connections) and, while it runs, `perf record -g` of the backends whose
 # application_name is the writers' (`pushtrack-writer`) for PERF_SECONDS. Prints their costliest
 # functions by their own samples, then the share of samples spent inside each function of
 # FUNCTIONS (its callees included), read from the call stacks. `A<B` counts the samples in A
 # called from within B: `ExecCheckIndexConstraints<ExecSetParamPlan` is the `ON CONFLICT`
 # pre-check of the key claim, whose count runs as an InitPlan of the claim's statement.
 # PostgreSQL's static functions have no symbol in Debian's build: their frames read [unknown].
-# Environment: BATCH (1), PERF_SECONDS (6), TOP (30), FUNCTIONS (a list of names, see below).
+# Environment: BATCH (1), CONNECTIONS (64 in flight), PERF_SECONDS (6), TOP (30), FUNCTIONS (a
+# list of names, see below).
 # Figures, not a test: exits 0.
 set -euo pipefail
 cd "$(dirname "$0")/.."
