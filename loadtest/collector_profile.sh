@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Where the collector's CPU goes under single-event load, the kernel's part included (callgrind,
 # loadtest/callgrind.sh, counts user-mode instructions only). Builds in release mode, starts a
-# fresh PostgreSQL and a collector, then runs wrk (CONNECTIONS connections, BATCH-event requests) and,
-# while it runs:
+# fresh PostgreSQL and a collector, then runs wrk (CONNECTIONS connections, BATCH-event
+# requests) and, while it runs:
 #   - `perf record` of the collector for PERF_SECONDS: its samples by thread kind (libmicrohttpd's
 #     workers, the writers, the rest) and, in each, by kernel and user mode, then the costliest
 #     kernel and user symbols of each;

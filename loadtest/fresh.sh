@@ -136,8 +136,9 @@ run_wrk() {
         grep '^RESULT'
 }
 # For the profiles (collector_profile.sh, pg_profile.sh): installs perf when missing, starts the
-# server with app $1's write key in $key, warms it up with 3 s of $BATCH-event requests (CONNECTIONS,
-# 64 by default, in flight), then starts $2 seconds more of them in the background (wrk's pid in wrk_pid).
+# server with app $1's write key in $key, warms it up with 3 s of $BATCH-event requests
+# (CONNECTIONS in flight, 64 by default), then starts $2 seconds more of them in the background
+# (wrk's pid in wrk_pid).
 profile_load() {
     command -v perf >/dev/null || { apt-get update -qq && apt-get install -y -qq linux-perf >/dev/null; }
     key=$(create_app "$1" writeKey)
