@@ -4,8 +4,8 @@
 # fresh PostgreSQL and a collector, then runs wrk (CONNECTIONS connections, BATCH-event
 # requests) and, while it runs:
 #   - `perf record` of the collector for PERF_SECONDS: its samples by thread kind (libmicrohttpd's
-#     workers, the writers, the rest) and, in each, by kernel and user mode, then the costliest
-#     kernel and user symbols of each;
+#     workers, the writers, the rest) and, in each, by kernel and user mode and by binary, then
+#     the costliest kernel and user symbols of each;
 #   - `strace -c -f` of the collector for STRACE_SECONDS: the system calls per event stored.
 # strace slows the collector while it is attached, so its counts are per event, not per second.
 # Environment: BATCH (1), CONNECTIONS (64 in flight), PERF_SECONDS (5), STRACE_SECONDS (4), TOP
@@ -41,7 +41,7 @@ perf report -i "$work/perf.data" --no-children --sort comm,dso --stdio -g none \
     >"$work/by_dso.txt" 2>/dev/null
 python3 - "$work/by_dso.txt" <<'PY'
 import re, sys
-kinds = {}
+kinds, libraries = {}, {}
 for line in open(sys.argv[1]):
     m = re.match(r"\s*([\d.]+)%\s+(\S+)\s+(\S+)", line)
     if not m:
@@ -51,10 +51,19 @@ for line in open(sys.argv[1]):
             else "writers" if comm.startswith("writer") else "the rest")
     mode = "kernel" if dso.startswith("[kernel") else "user"
     kinds.setdefault(kind, {"kernel": 0.0, "user": 0.0})[mode] += share
+    libraries.setdefault(kind, {}).setdefault(dso, 0.0)
+    libraries[kind][dso] += share
 print(f"{'threads':24} {'all':>7} {'user':>7} {'kernel':>7}")
 for kind in ["libmicrohttpd workers", "writers", "the rest"]:
     k = kinds.get(kind, {"kernel": 0.0, "user": 0.0})
     print(f"{kind:24} {k['user'] + k['kernel']:>6.1f}% {k['user']:>6.1f}% {k['kernel']:>6.1f}%")
+# Where each kind's samples fall by binary: the Swift runtime (libswiftCore.so: reference
+# counting, allocation, collections), the allocator, the kernel, the server's own code.
+for kind in ["libmicrohttpd workers", "writers"]:
+    dsos = libraries.get(kind, {})
+    total = sum(dsos.values()) or 1
+    top = sorted(dsos.items(), key=lambda item: -item[1])[:5]
+    print(f"{kind} by binary: " + ", ".join(f"{dso} {100 * share / total:.0f}%" for dso, share in top))
 PY
 for comm in MHD-worker writer-0,writer-1; do
     echo

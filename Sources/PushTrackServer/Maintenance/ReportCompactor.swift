@@ -1,9 +1,9 @@
 import Lifecycle
 import PostgresClient
 
-/// Folds what the writers append (`report_deltas`) into the aggregates
-/// once every `interval`, a part of the messages at a time (`parts`), on a thread of its own
-/// (sql/007_rollup_deltas.sql, sql/021_compact_in_parts.sql): `message_rollups`,
+/// Folds what the writers append (`report_deltas`) into the aggregates once every `interval`, a
+/// part of the messages at a time (`parts`), on a thread of its own (sql/007_rollup_deltas.sql,
+/// sql/021_compact_in_parts.sql, sql/023_open_latency_in_report_deltas.sql): `message_rollups`,
 /// `message_totals`, `message_open_latency`, and the coarse sums `message_dimension_totals` and
 /// `message_bucket_totals`, so that breakdowns and series read a few rows per message. Then it
 /// runs the late send matches left queued (``LateSends``).
