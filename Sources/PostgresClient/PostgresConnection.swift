@@ -34,6 +34,8 @@ public final class PostgresConnection {
     var needsReset = false
     /// Server-side prepared statements of this session, by SQL text.
     var preparedStatements: [StatementText: String] = [:]
+    /// Composite types looked up by ``compositeType(named:)``, by name.
+    var compositeTypes: [String: PostgresCompositeType] = [:]
     /// Statements prepared so far, for the next one's name (`pt_N`): never reused, since a
     /// statement forgotten here may still exist on the server.
     var statementsPrepared = 0
@@ -126,6 +128,7 @@ public final class PostgresConnection {
         }
         needsReset = false
         preparedStatements.removeAll()
+        compositeTypes.removeAll()
     }
 
     /// Runs one statement, its interpolated values bound as text parameters (the extended
@@ -310,6 +313,10 @@ public final class PostgresConnection {
     /// STDIN` (with `(FORMAT binary)` for binary rows) and returns the rows copied. Data goes out
     /// in chunks of about 64 KiB.
     public func copyIn(_ sql: String, rows: PostgresCopyRows) throws(PostgresError) -> Int {
+        if case .records = rows.format {
+            throw PostgresError(
+                kind: .copy, message: "copyIn takes rows in COPY's text or binary format, not records")
+        }
         try sendPendingBegin()
         statementsSent += 1
         guard PQsendQuery(handle, sql) == 1 else { throw failure(.copy) }
@@ -324,13 +331,17 @@ public final class PostgresConnection {
 
         // CopyData messages need not end at rows: the data goes out in fixed-size pieces.
         var sent = true
-        var offset = 0
-        while sent, offset < rows.bytes.count {
-            let end = min(offset + Self.copyChunkSize, rows.bytes.count)
-            sent = putCopyData(rows.bytes[offset..<end])
-            offset = end
+        rows.withUnsafeBytes { bytes in
+            var offset = 0
+            while sent, offset < bytes.count {
+                let end = min(offset + Self.copyChunkSize, bytes.count)
+                sent = putCopyData(UnsafeRawBufferPointer(rebasing: bytes[offset..<end]))
+                offset = end
+            }
         }
-        if sent, rows.format == .binary { sent = putCopyData(PostgresCopyRows.binaryTrailer[...]) }
+        if sent, rows.format == .binary {
+            sent = PostgresCopyRows.binaryTrailer.withUnsafeBytes { putCopyData($0) }
+        }
         if sent { sent = PQputCopyEnd(handle, nil) == 1 }
         roundTrips += 1
 
@@ -531,12 +542,9 @@ public final class PostgresConnection {
         }
     }
 
-    private func putCopyData(_ bytes: ArraySlice<UInt8>) -> Bool {
-        bytes.withUnsafeBufferPointer { buffer in
-            buffer.withMemoryRebound(to: CChar.self) {
-                PQputCopyData(handle, $0.baseAddress, Int32($0.count)) == 1
-            }
-        }
+    private func putCopyData(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        PQputCopyData(
+            handle, bytes.baseAddress?.assumingMemoryBound(to: CChar.self), Int32(bytes.count)) == 1
     }
 
     /// libpq's message as one line: its lines trimmed and joined, nil when empty.

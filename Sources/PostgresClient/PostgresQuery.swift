@@ -110,6 +110,16 @@ public struct PostgresQuery: Sendable, Hashable, ExpressibleByStringInterpolatio
             bind(.binaryArray(values))
         }
 
+        /// Rows of a composite type (``PostgresCopyRows`` in `.records` format), bound as the
+        /// next parameter, one array in binary declared as the type's array type: cast it in
+        /// the SQL to the same type, `unnest(\(records: rows)::event_row[])`.
+        public mutating func appendInterpolation(records rows: PostgresCopyRows) {
+            guard case .records(let type) = rows.format else {
+                preconditionFailure("only rows in .records format are a parameter")
+            }
+            bind(.binary(type: type.arrayOID, bytes: rows.bytes, containsNUL: rows.containsNUL))
+        }
+
         /// A fragment: its SQL, with its parameters appended to these and renumbered.
         public mutating func appendInterpolation(_ fragment: PostgresQuery) {
             var text = fragment.sql

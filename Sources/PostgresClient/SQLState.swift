@@ -46,6 +46,7 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
     public static let syntaxError = SQLState(rawValue: "42601")
     public static let undefinedFunction = SQLState(rawValue: "42883")
     public static let undefinedTable = SQLState(rawValue: "42P01")
+    public static let undefinedObject = SQLState(rawValue: "42704")
     // Class 55: object not in prerequisite state.
     public static let lockNotAvailable = SQLState(rawValue: "55P03")
     // Class 57: operator intervention.
@@ -71,6 +72,7 @@ public struct SQLState: RawRepresentable, Hashable, Sendable, CustomStringConver
         .syntaxError: "syntax_error",
         .undefinedFunction: "undefined_function",
         .undefinedTable: "undefined_table",
+        .undefinedObject: "undefined_object",
         .lockNotAvailable: "lock_not_available",
         .queryCanceled: "query_canceled",
         .adminShutdown: "admin_shutdown",

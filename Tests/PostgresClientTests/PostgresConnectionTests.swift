@@ -259,24 +259,9 @@ import Testing
         let columns = "n int, t text, ts timestamptz, b boolean, j jsonb"
         try connection.execute(
             "CREATE TEMP TABLE as_text (\(columns)); CREATE TEMP TABLE as_binary (\(columns))")
-        let dates: [Date?] = [
-            Date(timeIntervalSince1970: 1_700_000_000.123456), Date(timeIntervalSince1970: -1.5),
-            Date(timeIntervalSince1970: 946_684_799.999999), nil, .distantFuture, .distantPast,
-        ]
-        let texts: [String?] = [
-            "tab\there", "", nil, "back\\slash \\N", "ünïcødé 🚀", "new\nline\r",
-        ]
+        let dates = Self.dates
         func fill(_ format: PostgresCopyRows.Format) -> PostgresCopyRows {
-            var rows = PostgresCopyRows(format: format)
-            for n in 0..<3000 {
-                rows.add(String(n))
-                rows.add(texts[n % texts.count])
-                rows.add(dates[n % dates.count])
-                rows.add(n % 3 == 0 ? nil : n % 3 == 1)
-                rows.add(json: n % 4 == 0 ? nil : Array(#"{"k": [\#(n), "v\t"]}"#.utf8))
-                rows.endRow()
-            }
-            return rows
+            Self.sampleRows(format, count: 3000) { rows, n in rows.add(String(n)) }
         }
         // The int column goes as text in binary too: int4's binary form is not text's.
         try connection.execute("ALTER TABLE as_binary ALTER n TYPE text")
@@ -310,6 +295,134 @@ import Testing
         }
         #expect(error.kind == .copy)
         #expect(try connection.query("SELECT count(*) AS n FROM as_text")[0].int("n") == 3000)
+    }
+
+    /// Rows bound as one array of a composite type read back as the same rows copied in text:
+    /// text needing escapes, NULLs in every kind of field, timestamps on either side of 1970 and
+    /// 2000 and at infinity, booleans, jsonb and bigints, prepared or not, and none at all.
+    @Test(arguments: [false, true])
+    func recordsReadAsTheRowsCopiedInText(prepared: Bool) throws {
+        let connection = try connect()
+        let columns = "n bigint, t text, ts timestamptz, b boolean, j jsonb"
+        try connection.execute(
+            """
+            CREATE TYPE pg_temp.trial_row AS (\(columns));
+            CREATE TEMP TABLE as_text (\(columns)); CREATE TEMP TABLE as_records (\(columns))
+            """)
+        let type = try connection.compositeType(named: "trial_row")
+        // Known from then on: no statement looks it up again.
+        let sent = connection.statementsSent
+        #expect(type == (try connection.compositeType(named: "trial_row")))
+        try connection.compositeTypes(named: ["trial_row"])
+        #expect(connection.statementsSent == sent)
+        let numbers: [Int?] = [0, -1, Int.max, nil, Int.min, 1 << 40]
+        func fill(_ format: PostgresCopyRows.Format, count: Int) -> PostgresCopyRows {
+            Self.sampleRows(format, count: count) { rows, n in
+                rows.add(numbers[n % numbers.count].map { $0 == 0 ? n : $0 })
+            }
+        }
+        func insert(_ rows: PostgresCopyRows) throws -> Int {
+            let statement: PostgresQuery = """
+                INSERT INTO as_records SELECT (r).* FROM unnest(\(records: rows)::trial_row[]) r
+                RETURNING 1
+                """
+            return try (prepared ? connection.queryPrepared(statement) : connection.query(statement))
+                .count
+        }
+        #expect(try connection.copyIn("COPY as_text FROM STDIN", rows: fill(.text, count: 3000)) == 3000)
+        #expect(try insert(fill(.records(type), count: 3000)) == 3000)
+        #expect(try insert(fill(.records(type), count: 0)) == 0)
+        // The same rows, as many times each.
+        let differing = try connection.query(
+            """
+            SELECT count(*) AS n FROM ((TABLE as_text EXCEPT ALL TABLE as_records)
+                                       UNION ALL (TABLE as_records EXCEPT ALL TABLE as_text)) d
+            """)
+        #expect(differing[0].int("n") == 0)
+        let first = try connection.query(
+            "SELECT n, t, b, j::text AS j FROM as_records ORDER BY n NULLS FIRST, t LIMIT 3")
+        #expect(first.map { $0.int("n") } == [nil, nil, nil])
+        #expect(try connection.query("SELECT count(*) AS n FROM as_records WHERE n = \(Int.min)")[0]
+            .int("n") == 500)
+        // A text field with a NUL byte is refused before anything is sent.
+        var nul = PostgresCopyRows(format: .records(type))
+        for field in 0..<5 {
+            if field == 1 { nul.add("a\u{0}b") } else { nul.add(nil as String?) }
+        }
+        nul.endRow()
+        #expect(nul.containsNUL)
+        let roundTrips = connection.roundTrips
+        let refusal = try #require(throws: PostgresError.self) { try insert(nul) }
+        #expect(refusal.message.contains("contains a NUL byte"))
+        #expect(connection.roundTrips == roundTrips)
+        // A field of another type than the type's is refused by PostgreSQL; the connection stays
+        // usable, and records are no COPY rows.
+        var wrong = PostgresCopyRows(format: .records(type))
+        wrong.add(Date())
+        for _ in 1..<5 { wrong.add(nil as String?) }
+        wrong.endRow()
+        let error = try #require(throws: PostgresError.self) { try insert(wrong) }
+        #expect(
+            error.message == "binary data has type 1184 (timestamp with time zone) instead of "
+                + "expected 20 (bigint) in record column 1")
+        #expect(throws: PostgresError.self) {
+            try connection.copyIn("COPY as_text FROM STDIN", rows: fill(.records(type), count: 1))
+        }
+        #expect(try connection.query("SELECT count(*) AS n FROM as_records")[0].int("n") == 3000)
+    }
+
+    /// Timestamps on either side of 1970 and 2000, NULL, and at infinity.
+    private static let dates: [Date?] = [
+        Date(timeIntervalSince1970: 1_700_000_000.123456), Date(timeIntervalSince1970: -1.5),
+        Date(timeIntervalSince1970: 946_684_799.999999), nil, .distantFuture, .distantPast,
+    ]
+
+    /// `count` rows of five fields: the first written by `first` (given the row's number), then
+    /// a text (needing escapes in COPY's text format, or NULL), a timestamp of ``dates``, a
+    /// boolean or NULL and a jsonb or NULL.
+    private static func sampleRows(
+        _ format: PostgresCopyRows.Format, count: Int,
+        first: (inout PostgresCopyRows, Int) -> Void
+    ) -> PostgresCopyRows {
+        let texts: [String?] = [
+            "tab\there", "", nil, "back\\slash \\N", "ünïcødé 🚀", "new\nline\r",
+        ]
+        var rows = PostgresCopyRows(format: format)
+        for n in 0..<count {
+            first(&rows, n)
+            rows.add(texts[n % texts.count])
+            rows.add(dates[n % dates.count])
+            rows.add(n % 3 == 0 ? nil : n % 3 == 1)
+            rows.add(json: n % 4 == 0 ? nil : Array(#"{"k": [\#(n), "v\t"]}"#.utf8))
+            rows.endRow()
+        }
+        return rows
+    }
+
+    /// Only a composite type is found: not a missing one, nor a base type; several are looked
+    /// up in one statement, and one missing among them is named.
+    @Test func compositeTypeOfAnotherNameIsRefused() throws {
+        let connection = try connect()
+        try connection.execute(
+            "CREATE TYPE pg_temp.first_row AS (a text); CREATE TYPE pg_temp.second_row AS (b int8)")
+        let sent = connection.statementsSent
+        try connection.compositeTypes(named: ["first_row", "second_row"])
+        #expect(connection.statementsSent == sent + 1)
+        let first = try connection.compositeType(named: "first_row")
+        let second = try connection.compositeType(named: "second_row")
+        #expect(connection.statementsSent == sent + 1)
+        #expect(first.oid != second.oid && first.arrayOID != second.arrayOID && first.oid > 0)
+        let missing = try #require(throws: PostgresError.self) {
+            try connection.compositeTypes(named: ["first_row", "third_row", "int4"])
+        }
+        #expect(missing.message == "there is no composite type third_row")
+        for name in ["no_such_type", "int4", "text[]"] {
+            let error = try #require(throws: PostgresError.self) {
+                try connection.compositeType(named: name)
+            }
+            #expect(error.sqlState == .undefinedObject)
+            #expect(error.message == "there is no composite type \(name)")
+        }
     }
 
     @Test func copyInOfBadRowsFailsAndLeavesTheConnectionUsable() throws {

@@ -16,6 +16,8 @@ import Testing
         _ events: [String], server: LiveServer, on connection: PostgresConnection,
         plainly: Bool = false
     ) throws -> (outcome: IngestOutcome, statements: Int, roundTrips: Int) {
+        // As the writer does when it connects.
+        try IngestBatch.loadRowTypes(on: connection)
         let (statements, trips) = (connection.statementsSent, connection.roundTrips)
         let written = try connection.transaction(pipelined: true) { connection in
             try IngestBatch(

@@ -94,6 +94,7 @@ import Testing
         let known = KnownMessages()
         let connection = try PostgresConnection(url: server.databaseURL)
         func statements(_ events: String...) throws -> Int {
+            try IngestBatch.loadRowTypes(on: connection)  // as the writer does when it connects
             let before = connection.statementsSent
             let written = try connection.transaction { connection in
                 try IngestBatch(jobs: [ingestJob(app, events)], knownMessages: known)

@@ -3,8 +3,9 @@ import PostgresClient
 import PushTrackCore
 
 /// The raw-event rows of a batch, appended to the log inside the batch's transaction: a small
-/// batch's rows as one `INSERT … SELECT FROM unnest(…)` sent with the commit (no round trip of
-/// its own), a large one's with `COPY` (the fastest way in per row, but two round trips).
+/// batch's rows as one `INSERT … SELECT FROM unnest(…)` of an array of records sent with the
+/// commit (no round trip of its own), a large one's with `COPY` (the fastest way in per row,
+/// but two round trips).
 struct EventRows {
     static let columns = [
         "received_at", "app_id", "event_time", "client_time", "time_flag", "event_id", "report_key",
@@ -16,6 +17,9 @@ struct EventRows {
         "outcome", "attributed_message_id",
     ]
 
+    /// The composite type of a row (`sql/024_row_types.sql`): ``columns``, in order.
+    static let rowType = "event_row"
+
     private let items: [IngestBatch.Item]
 
     init(_ items: [IngestBatch.Item]) {
@@ -26,17 +30,26 @@ struct EventRows {
     func insert(on connection: PostgresConnection, atCommit: Bool) throws {
         guard !items.isEmpty else { return }
         if atCommit {
-            try connection.queryAtCommit(prepared: true, statement())
+            let rows = rows(.records(try connection.compositeType(named: Self.rowType)))
+            try connection.queryAtCommit(
+                prepared: true,
+                """
+                INSERT INTO events (\(unescaped: Self.columnList))
+                SELECT (r).* FROM unnest(\(records: rows)::event_row[]) r
+                """)
         } else {
-            _ = try connection.copyIn(Self.copyStatement, rows: copyRows())
+            _ = try connection.copyIn(Self.copyStatement, rows: rows(.binary))
         }
     }
 
-    /// The rows in COPY's binary format, written field by field: no array of strings per event,
-    /// and nothing for PostgreSQL to parse (about 7 % less of its CPU per row than the text
-    /// format, `loadtest/copy_formats.sh`).
-    private func copyRows() -> PostgresCopyRows {
-        var rows = PostgresCopyRows(format: .binary)
+    /// The rows in COPY's binary format, or as records of ``rowType``, written field by field:
+    /// no array of strings per event, and nothing for PostgreSQL to parse (about 7 % less of its
+    /// CPU per row than COPY's text format, `loadtest/copy_formats.sh`). One array of records
+    /// instead of one array per column took about a sixth off the statement's CPU in
+    /// PostgreSQL (`loadtest/README.md`, "Rows bound as records").
+    private func rows(_ format: PostgresCopyRows.Format) -> PostgresCopyRows {
+        // Room for a typical event's fields (25, with their lengths and a record's types).
+        var rows = PostgresCopyRows(format: format, capacity: 64 + items.count * 512)
         for item in items {
             let event = item.event
             rows.add(item.receivedAt)
@@ -67,41 +80,6 @@ struct EventRows {
             rows.endRow()
         }
         return rows
-    }
-
-    private func statement() -> PostgresQuery {
-        func strings(_ field: (IngestBatch.Item) -> String?) -> [String?] { items.map(field) }
-        let properties = items.map { $0.event.properties.map { String(decoding: $0, as: UTF8.self) } }
-        return """
-            INSERT INTO events (\(unescaped: Self.columnList))
-            SELECT r, a, et, ct, tf, eid, rk, pg, cat, act, lab, mid, cid, did, aa, src, p::jsonb,
-                   pl, os, av, b, loc, ne, o, amid
-            FROM (SELECT unnest(\(items.map(\.receivedAt))::timestamptz[]) AS r,
-                         unnest(\(items.map(\.appId))::text[]) AS a,
-                         unnest(\(items.map(\.event.eventTime))::timestamptz[]) AS et,
-                         unnest(\(items.map(\.event.clientTime))::timestamptz[]) AS ct,
-                         unnest(\(strings { $0.event.timeFlag?.rawValue })::text[]) AS tf,
-                         unnest(\(strings(\.event.eventId))::text[]) AS eid,
-                         unnest(\(strings(\.event.reportKey))::text[]) AS rk,
-                         unnest(\(items.map(\.event.pageId))::text[]) AS pg,
-                         unnest(\(items.map(\.event.category))::text[]) AS cat,
-                         unnest(\(strings(\.event.action))::text[]) AS act,
-                         unnest(\(strings(\.event.label))::text[]) AS lab,
-                         unnest(\(strings(\.event.messageId))::text[]) AS mid,
-                         unnest(\(strings(\.event.campaignId))::text[]) AS cid,
-                         unnest(\(strings(\.event.deviceId))::text[]) AS did,
-                         unnest(\(items.map(\.event.appActive))::boolean[]) AS aa,
-                         unnest(\(strings(\.event.source))::text[]) AS src,
-                         unnest(\(properties)::text[]) AS p,
-                         unnest(\(strings(\.event.platform))::text[]) AS pl,
-                         unnest(\(strings(\.event.osVersion))::text[]) AS os,
-                         unnest(\(strings(\.event.appVersion))::text[]) AS av,
-                         unnest(\(strings(\.event.build))::text[]) AS b,
-                         unnest(\(strings(\.event.locale))::text[]) AS loc,
-                         unnest(\(items.map(\.event.notificationsEnabled))::boolean[]) AS ne,
-                         unnest(\(items.map(\.outcome.rawValue))::text[]) AS o,
-                         unnest(\(strings(\.attributedMessageId))::text[]) AS amid) AS t
-            """
     }
 
     private static let columnList = columns.joined(separator: ", ")

@@ -362,7 +362,35 @@ struct DeliveryRows {
     /// alike) and returns, per pair, the merged state and the `prev_` state it merged into.
     func merge(on connection: PostgresConnection, now: Date, prepared: Bool) throws -> PostgresRows
     {
-        try connection.ingest(prepared: prepared, mergeStatement(now: now))
+        try connection.ingest(
+            prepared: prepared,
+            mergeStatement(now: now, type: try connection.compositeType(named: Self.rowType)))
+    }
+
+    /// The composite type of a pair's row in the merge (`sql/024_row_types.sql`): the pair,
+    /// then ``stateColumns``.
+    static let rowType = "delivery_row"
+
+    /// The pairs as records of ``rowType`` of `type`, in this order.
+    private func records(_ type: PostgresCompositeType) -> PostgresCopyRows {
+        var rows = PostgresCopyRows(format: .records(type), capacity: 64 + appId.count * 320)
+        for index in appId.indices {
+            rows.add(appId[index])
+            rows.add(messageId[index])
+            rows.add(deviceId[index])
+            rows.add(firstArrivalAt[index])
+            rows.add(arrivalReports[index])
+            rows.add(foreground[index])
+            rows.add(extensionReport[index])
+            rows.add(firstClickAt[index])
+            rows.add(clicks[index])
+            rows.add(dismissedAt[index])
+            rows.add(platform[index])
+            rows.add(appVersion[index])
+            rows.add(locale[index])
+            rows.endRow()
+        }
+        return rows
     }
 
     /// The statement of ``merge(on:now:prepared:)``. The key claim's statement wraps it:
@@ -371,20 +399,14 @@ struct DeliveryRows {
     /// here, not built and then copied into another statement: its parameters are most of a
     /// batch's, and renumbering them cost the writer about 30,000 instructions per statement.
     func mergeStatement(
-        now: Date, prefix: PostgresQuery = "", condition: PostgresQuery = "", suffix: String = ""
+        now: Date, type: PostgresCompositeType, prefix: PostgresQuery = "",
+        condition: PostgresQuery = "", suffix: String = ""
     ) -> PostgresQuery {
         """
         \(prefix)
         INSERT INTO deliveries AS d (app_id, message_id, device_id, \(unescaped: Self.columnList),
                                      updated_at)
-        SELECT t.*, \(now)
-          FROM (SELECT unnest(\(appId)::text[]), unnest(\(messageId)::text[]),
-                       unnest(\(deviceId)::text[]), unnest(\(firstArrivalAt)::timestamptz[]),
-                       unnest(\(arrivalReports)::int[]), unnest(\(foreground)::boolean[]),
-                       unnest(\(extensionReport)::boolean[]),
-                       unnest(\(firstClickAt)::timestamptz[]), unnest(\(clicks)::int[]),
-                       unnest(\(dismissedAt)::timestamptz[]), unnest(\(platform)::text[]),
-                       unnest(\(appVersion)::text[]), unnest(\(locale)::text[])) AS t
+        SELECT (r).*, \(now) FROM unnest(\(records: records(type))::delivery_row[]) r
         \(condition)
         ORDER BY 1, 2, 3
         ON CONFLICT (app_id, message_id, device_id) DO UPDATE SET
@@ -492,13 +514,33 @@ struct RollupDeltas {
     /// order.
     func apply(on connection: PostgresConnection, prepared: Bool) throws {
         guard !deltas.isEmpty else { return }
+        // One array of records (sql/024_row_types.sql), not one array per column.
         let rows = try rows()
-        // One array per counter, in counterColumns' order (RollupCounters.values has nine).
-        // Sized once: grown from empty, these arrays were reallocated a dozen times a commit.
-        var counts = [[Int]](repeating: [], count: Self.counterColumns.count)
-        for column in counts.indices { counts[column].reserveCapacity(rows.count) }
+        var records = PostgresCopyRows(
+            format: .records(try connection.compositeType(named: Self.rowType)),
+            capacity: 64 + rows.count * 320)
         for row in rows {
-            for (column, value) in row.counters.values.enumerated() { counts[column].append(value) }
+            records.add(row.message.appId)
+            records.add(row.message.messageId)
+            records.add(row.key.bucket)
+            records.add(row.key.platform)
+            records.add(row.key.appVersion)
+            records.add(row.key.locale)
+            let counters = row.counters  // in counterColumns' order
+            records.add(counters.delivered)
+            records.add(counters.confirmed)
+            records.add(counters.foreground)
+            records.add(counters.background)
+            records.add(counters.opened)
+            records.add(counters.clicks)
+            records.add(counters.dismissed)
+            records.add(counters.duplicateReports)
+            records.add(counters.extensionConfirmed)
+            records.add(Int(row.second))
+            records.add(row.arrivals)
+            records.add(row.bin)
+            records.add(row.opens)
+            records.endRow()
         }
         try connection.queryAtCommit(
             prepared: prepared,
@@ -506,22 +548,13 @@ struct RollupDeltas {
             INSERT INTO report_deltas (app_id, message_id, bucket, platform, app_version, locale,
                                        \(unescaped: Self.counterList), arrival_second,
                                        arrival_pairs, open_bin, open_pairs)
-            SELECT unnest(\(rows.map(\.message.appId))::text[]),
-                   unnest(\(rows.map(\.message.messageId))::text[]),
-                   unnest(\(rows.map(\.key.bucket))::timestamptz[]),
-                   unnest(\(rows.map(\.key.platform))::text[]),
-                   unnest(\(rows.map(\.key.appVersion))::text[]),
-                   unnest(\(rows.map(\.key.locale))::text[]),
-                   unnest(\(counts[0])::bigint[]), unnest(\(counts[1])::bigint[]),
-                   unnest(\(counts[2])::bigint[]), unnest(\(counts[3])::bigint[]),
-                   unnest(\(counts[4])::bigint[]), unnest(\(counts[5])::bigint[]),
-                   unnest(\(counts[6])::bigint[]), unnest(\(counts[7])::bigint[]),
-                   unnest(\(counts[8])::bigint[]),
-                   unnest(\(rows.map { Int($0.second) })::bigint[]),
-                   unnest(\(rows.map(\.arrivals))::bigint[]),
-                   unnest(\(rows.map(\.bin))::int[]), unnest(\(rows.map(\.opens))::bigint[])
+            SELECT (r).* FROM unnest(\(records: records)::report_delta_row[]) r
             """)
     }
+
+    /// The composite type of a row (`sql/024_row_types.sql`), in the columns' order of
+    /// ``apply(on:prepared:)``'s statement.
+    static let rowType = "report_delta_row"
 
     private static let counterList = counterColumns.joined(separator: ", ")
 

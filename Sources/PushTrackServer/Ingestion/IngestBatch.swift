@@ -35,7 +35,11 @@ enum IngestFailure: Error, Sendable, Equatable {
 
 /// One group commit: the events of many requests written in one transaction, one statement per
 /// table. Every step is set-based (`unnest` of arrays), so its cost grows with rows, not
-/// round trips. The statements that insert rows step through their arrays in the select list,
+/// round trips. The three statements that insert most rows (the merge of the pairs' states, the
+/// raw rows, the rollup deltas) bind their rows as one array of a composite type
+/// (`sql/024_row_types.sql`), `SELECT (r).* FROM unnest($1::event_row[]) r`: PostgreSQL sets up
+/// one function per statement where it set up one per column (`loadtest/README.md`, "Rows bound
+/// as records"). The others step through their arrays in the select list,
 /// `FROM (SELECT unnest($1) AS a, unnest($2) AS b, …) AS t`, not `FROM unnest($1, $2, …)`:
 /// PostgreSQL runs the latter as one function per array, each copied into a store of its own
 /// first, which cost about 3 µs of its CPU per raw row of 24 columns (`loadtest/unnest_forms.sh`).
@@ -90,6 +94,14 @@ struct IngestBatch {
         self.knownMessages = knownMessages
         self.claimsPlainly = claimsPlainly
         prepared = jobs.reduce(0) { $0 + $1.events.count } <= 200
+    }
+
+    /// Looks up, in one statement, the composite types that batches bind their rows as
+    /// (`sql/024_row_types.sql`): the writer does it when it connects, so that no group commit
+    /// pays a statement for it.
+    static func loadRowTypes(on connection: PostgresConnection) throws {
+        try connection.compositeTypes(
+            named: [DeliveryRows.rowType, EventRows.rowType, RollupDeltas.rowType])
     }
 
     /// A report that is not a retry, on its way to the raw log. A class: the steps walk the
@@ -269,7 +281,8 @@ struct IngestBatch {
         let statement: PostgresQuery
         if let pairs {
             statement = pairs.partial.mergeStatement(
-                now: now, prefix: "\(claimed), merged AS (",
+                now: now, type: try connection.compositeType(named: DeliveryRows.rowType),
+                prefix: "\(claimed), merged AS (",
                 condition: "WHERE (SELECT all_new FROM counted)",
                 suffix: ClaimedKeys.afterMerge.sql)
         } else {

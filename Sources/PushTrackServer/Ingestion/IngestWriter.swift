@@ -268,6 +268,8 @@ final class IngestWriter: Sendable {
             // would leave on a server connection for other clients.
             let connection = try PostgresConnection(url: databaseURL, options: sessionOptions)
             guard probe(connection) else { return (nil, 0) }
+            // A database not migrated this far is unusable too, and says what it misses.
+            try IngestBatch.loadRowTypes(on: connection)
             knownMessages.removeAll()
             let epoch = state.withLock { state -> Int in
                 state.reachable = true
