@@ -45,7 +45,7 @@ struct EventRows {
     /// The rows in COPY's binary format, or as records of ``rowType``, written field by field:
     /// no array of strings per event, and nothing for PostgreSQL to parse (about 7 % less of its
     /// CPU per row than COPY's text format, `loadtest/copy_formats.sh`). One array of records
-    /// instead of one array per column took about a sixth off the statement's CPU in
+    /// instead of one array per column took about a tenth off the statement's CPU in
     /// PostgreSQL (`loadtest/README.md`, "Rows bound as records").
     private func rows(_ format: PostgresCopyRows.Format) -> PostgresCopyRows {
         // Room for a typical event's fields (25, with their lengths and a record's types).
