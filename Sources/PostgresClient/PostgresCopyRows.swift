@@ -123,7 +123,7 @@ public struct PostgresCopyRows: Sendable {
         switch kind {
         case .text:
             beginField(type: 16, size: 0)
-            append([value ? UInt8(ascii: "t") : UInt8(ascii: "f")])
+            append(byte: value ? UInt8(ascii: "t") : UInt8(ascii: "f"))
         case .binary, .records:
             beginField(type: 16, size: 1)
             storage.put(UInt8(value ? 1 : 0))
@@ -164,7 +164,7 @@ public struct PostgresCopyRows: Sendable {
     public mutating func endRow() {
         switch kind {
         case .text:
-            append([UInt8(ascii: "\n")])
+            append(byte: UInt8(ascii: "\n"))
         case .binary:
             if fieldsInRow == 0 { startRow() }
             storage.patch(UInt16(fieldsInRow), at: rowStart)
@@ -197,7 +197,7 @@ public struct PostgresCopyRows: Sendable {
         if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
         switch kind {
         case .text:
-            if fieldsInRow > 0 { append([UInt8(ascii: "\t")]) }
+            if fieldsInRow > 0 { append(byte: UInt8(ascii: "\t")) }
         case .binary:
             if fieldsInRow == 0 { startRow() }
             storage.reserve(4 + size)
@@ -216,7 +216,8 @@ public struct PostgresCopyRows: Sendable {
         switch kind {
         case .text:
             beginField(type: type, size: 0)
-            append([UInt8(ascii: "\\"), UInt8(ascii: "N")])
+            append(byte: UInt8(ascii: "\\"))
+            append(byte: UInt8(ascii: "N"))
         case .binary:
             if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
             if fieldsInRow == 0 { startRow() }
@@ -240,6 +241,12 @@ public struct PostgresCopyRows: Sendable {
         let size = kind == .binary ? 2 : 8
         storage.reserve(size)
         storage.skip(size)
+    }
+
+    private mutating func append(byte: UInt8) {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        storage.reserve(1)
+        storage.put(byte)
     }
 
     private mutating func append(_ bytes: [UInt8]) {
