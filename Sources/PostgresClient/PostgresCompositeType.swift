@@ -18,9 +18,9 @@ extension PostgresConnection {
     /// time this session needs it (one statement, unless ``compositeTypes(named:)`` looked it up
     /// before). Throws when there is no composite type of that name.
     public func compositeType(named name: String) throws(PostgresError) -> PostgresCompositeType {
-        if let known = compositeTypes[name] { return known }
+        if let known = knownCompositeTypes[name] { return known }
         try compositeTypes(named: [name])
-        return compositeTypes[name]!
+        return knownCompositeTypes[name]!
     }
 
     /// Looks up those of the composite types `names` that this session has not yet, in one
@@ -28,7 +28,7 @@ extension PostgresConnection {
     /// without one of its own: a session that will bind rows of them calls this when it
     /// connects. Throws, naming the first, when one is not a composite type.
     public func compositeTypes(named names: [String]) throws(PostgresError) {
-        let names = names.filter { compositeTypes[$0] == nil }
+        let names = names.filter { knownCompositeTypes[$0] == nil }
         guard !names.isEmpty else { return }
         let rows = try query(
             """
@@ -45,7 +45,7 @@ extension PostgresConnection {
                     message: "there is no composite type \(name)",
                     hint: "are the database's migrations applied?")
             }
-            compositeTypes[name] = PostgresCompositeType(
+            knownCompositeTypes[name] = PostgresCompositeType(
                 oid: UInt32(oid), arrayOID: UInt32(arrayOID))
         }
     }

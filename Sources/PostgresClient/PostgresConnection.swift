@@ -35,7 +35,7 @@ public final class PostgresConnection {
     /// Server-side prepared statements of this session, by SQL text.
     var preparedStatements: [StatementText: String] = [:]
     /// Composite types looked up by ``compositeType(named:)``, by name.
-    var compositeTypes: [String: PostgresCompositeType] = [:]
+    var knownCompositeTypes: [String: PostgresCompositeType] = [:]
     /// Statements prepared so far, for the next one's name (`pt_N`): never reused, since a
     /// statement forgotten here may still exist on the server.
     var statementsPrepared = 0
@@ -128,7 +128,7 @@ public final class PostgresConnection {
         }
         needsReset = false
         preparedStatements.removeAll()
-        compositeTypes.removeAll()
+        knownCompositeTypes.removeAll()
     }
 
     /// Runs one statement, its interpolated values bound as text parameters (the extended

@@ -87,7 +87,7 @@ public struct PostgresCopyRows: Sendable {
         value.readUTF8 { utf8 in
             switch kind {
             case .text:
-                beginField(type: 25, size: 0)
+                beginField(type: 25, length: 0)
                 appendEscaped(utf8)
             case .binary, .records:
                 if kind == .records, let start = utf8.baseAddress,
@@ -95,7 +95,7 @@ public struct PostgresCopyRows: Sendable {
                 {
                     containsNUL = true
                 }
-                beginField(type: 25, size: utf8.count)
+                beginField(type: 25, length: utf8.count)
                 storage.put(UnsafeRawBufferPointer(utf8))
             }
         }
@@ -107,12 +107,12 @@ public struct PostgresCopyRows: Sendable {
         guard let value else { return addNull(type: 1184) }
         switch kind {
         case .text:
-            beginField(type: 1184, size: 0)
+            beginField(type: 1184, length: 0)
             var text: [UInt8] = []
             PostgresTimestamp.append(value, to: &text)
             append(text)
         case .binary, .records:
-            beginField(type: 1184, size: 8)
+            beginField(type: 1184, length: 8)
             storage.put(PostgresTimestamp.binary(value))
         }
     }
@@ -122,10 +122,10 @@ public struct PostgresCopyRows: Sendable {
         guard let value else { return addNull(type: 16) }
         switch kind {
         case .text:
-            beginField(type: 16, size: 0)
+            beginField(type: 16, length: 0)
             append(byte: value ? UInt8(ascii: "t") : UInt8(ascii: "f"))
         case .binary, .records:
-            beginField(type: 16, size: 1)
+            beginField(type: 16, length: 1)
             storage.put(UInt8(value ? 1 : 0))
         }
     }
@@ -135,10 +135,10 @@ public struct PostgresCopyRows: Sendable {
         guard let value else { return addNull(type: 20) }
         switch kind {
         case .text:
-            beginField(type: 20, size: 0)
+            beginField(type: 20, length: 0)
             append(Array(String(value).utf8))
         case .binary, .records:
-            beginField(type: 20, size: 8)
+            beginField(type: 20, length: 8)
             storage.put(Int64(value))
         }
     }
@@ -149,11 +149,11 @@ public struct PostgresCopyRows: Sendable {
         json.withUnsafeBufferPointer { json in
             switch kind {
             case .text:
-                beginField(type: 3802, size: 0)
+                beginField(type: 3802, length: 0)
                 appendEscaped(json)
             case .binary, .records:
                 // jsonb's binary form is a version byte (1) and the text.
-                beginField(type: 3802, size: json.count + 1)
+                beginField(type: 3802, length: json.count + 1)
                 storage.put(UInt8(1))
                 storage.put(UnsafeRawBufferPointer(json))
             }
@@ -162,6 +162,7 @@ public struct PostgresCopyRows: Sendable {
 
     /// Ends the row: its fields are the ones added since the last `endRow`.
     public mutating func endRow() {
+        makeUnique()
         switch kind {
         case .text:
             append(byte: UInt8(ascii: "\n"))
@@ -190,53 +191,46 @@ public struct PostgresCopyRows: Sendable {
         try storage.withBytes(body)
     }
 
-    /// Starts a field of the type whose OID is `type` (a record names each field's type), and
-    /// in `.binary` and `.records` makes room for its length and `size` bytes of data after it.
+    /// Starts a field of the type whose OID is `type` (a record names each field's type): in
+    /// `.binary` and `.records`, writes its `length` (−1: NULL) and makes room for that many
+    /// bytes of data after it.
     @inline(__always)
-    private mutating func beginField(type: UInt32, size: Int) {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+    private mutating func beginField(type: UInt32, length: Int) {
+        makeUnique()
         switch kind {
         case .text:
             if fieldsInRow > 0 { append(byte: UInt8(ascii: "\t")) }
         case .binary:
             if fieldsInRow == 0 { startRow() }
-            storage.reserve(4 + size)
-            storage.put(Int32(size))
+            storage.reserve(4 + Swift.max(length, 0))
+            storage.put(Int32(length))
         case .records:
             if fieldsInRow == 0 { startRow() }
-            storage.reserve(8 + size)
+            storage.reserve(8 + Swift.max(length, 0))
             storage.put(type)
-            storage.put(Int32(size))
+            storage.put(Int32(length))
         }
         fieldsInRow += 1
     }
 
     /// A NULL field of the type whose OID is `type`.
     private mutating func addNull(type: UInt32) {
-        switch kind {
-        case .text:
-            beginField(type: type, size: 0)
+        beginField(type: type, length: -1)
+        if kind == .text {
             append(byte: UInt8(ascii: "\\"))
             append(byte: UInt8(ascii: "N"))
-        case .binary:
-            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-            if fieldsInRow == 0 { startRow() }
-            storage.reserve(4)
-            storage.put(Int32(-1))
-            fieldsInRow += 1
-        case .records:
-            if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
-            if fieldsInRow == 0 { startRow() }
-            storage.reserve(8)
-            storage.put(type)
-            storage.put(Int32(-1))
-            fieldsInRow += 1
         }
+    }
+
+    /// Gives these rows a buffer of their own before they write, if a copy shares it.
+    @inline(__always)
+    private mutating func makeUnique() {
+        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
     }
 
     /// Leaves room for the row's field count (a record's length first), filled in by `endRow`.
     private mutating func startRow() {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        makeUnique()
         rowStart = storage.count
         let size = kind == .binary ? 2 : 8
         storage.reserve(size)
@@ -244,13 +238,13 @@ public struct PostgresCopyRows: Sendable {
     }
 
     private mutating func append(byte: UInt8) {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        makeUnique()
         storage.reserve(1)
         storage.put(byte)
     }
 
     private mutating func append(_ bytes: [UInt8]) {
-        if !isKnownUniquelyReferenced(&storage) { storage = storage.copy() }
+        makeUnique()
         bytes.withUnsafeBytes { bytes in
             storage.reserve(bytes.count)
             storage.put(bytes)

@@ -136,6 +136,19 @@ let awkwardStrings = [
         }
     }
 
+    /// A copy of rows taken mid-row writes on alone: neither sees what the other adds.
+    @Test func copiesOfRowsWriteApart() {
+        var first = PostgresCopyRows()
+        first.add("x")
+        var second = first
+        first.endRow()
+        second.add("y")
+        second.endRow()
+        #expect(String(decoding: first.bytes, as: UTF8.self) == "x\n")
+        #expect(String(decoding: second.bytes, as: UTF8.self) == "x\ty\n")
+        #expect(first.count == 1 && second.count == 1)
+    }
+
     @Test func copyTextEscapesSeparatorsAndWritesNullAsBackslashN() {
         var rows = PostgresCopyRows()
         rows.addRow(["a\tb", nil, "c\\d\ne\rf", ""])
