@@ -526,16 +526,7 @@ struct RollupDeltas {
             records.add(row.key.platform)
             records.add(row.key.appVersion)
             records.add(row.key.locale)
-            let counters = row.counters  // in counterColumns' order
-            records.add(counters.delivered)
-            records.add(counters.confirmed)
-            records.add(counters.foreground)
-            records.add(counters.background)
-            records.add(counters.opened)
-            records.add(counters.clicks)
-            records.add(counters.dismissed)
-            records.add(counters.duplicateReports)
-            records.add(counters.extensionConfirmed)
+            for value in row.counters.values { records.add(value) }  // counterColumns' order
             records.add(Int(row.second))
             records.add(row.arrivals)
             records.add(row.bin)
