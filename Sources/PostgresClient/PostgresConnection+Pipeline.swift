@@ -106,14 +106,15 @@ extension PostgresConnection {
             while let result = PQgetResult(handle) {
                 switch PQresultStatus(result) {
                 case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-                    answer = Self.copyRows(result)
+                    answer = PostgresRows(taking: result)
                 case PGRES_PIPELINE_ABORTED:
                     failed = true
+                    PQclear(result)
                 default:
                     failed = true
                     firstError = firstError ?? Diagnostics(result)
+                    PQclear(result)
                 }
-                PQclear(result)
             }
             if let key {
                 // A preparation: remembered once it succeeded.

@@ -12,9 +12,10 @@ import Foundation
 /// One libpq connection (`PGconn`), used by one thread at a time.
 ///
 /// Every call blocks the calling thread until PostgreSQL answers, so call it from threads of your
-/// own (`PostgresWorkerPool` has them), never from the Swift concurrency pool. This is the only
-/// file that touches libpq's pointers: results are copied into Swift values and cleared at once,
-/// and the `PGconn` is finished exactly once, in `deinit`.
+/// own (`PostgresWorkerPool` has them), never from the Swift concurrency pool. This file and
+/// `PostgresRows` are the only ones that touch libpq's pointers: a statement's rows own their
+/// result and clear it when the last of them is gone, every other result is cleared at once, and
+/// the `PGconn` is finished exactly once, in `deinit`.
 public final class PostgresConnection {
     /// Added unless the URL sets them (with `expand_dbname` the URL, given last, wins): fail fast
     /// on a dead host, and notice a peer that vanished without closing the socket.
@@ -135,8 +136,8 @@ public final class PostgresConnection {
     /// protocol, as `PQexecParams` uses it), and returns its rows as text.
     ///
     /// PostgreSQL infers parameter types from the statement; cast where it cannot
-    /// (`\(ids)::text[]`, `\(at)::timestamptz`). The whole result is copied into Swift. Only one
-    /// statement is allowed; use `execute` for scripts.
+    /// (`\(ids)::text[]`, `\(at)::timestamptz`). The whole result arrives before it returns.
+    /// Only one statement is allowed; use `execute` for scripts.
     public func query(_ query: PostgresQuery) throws(PostgresError) -> PostgresRows {
         if beginPending { return try withPendingBegin(query, prepared: false) }
         statementsSent += 1
@@ -418,9 +419,9 @@ public final class PostgresConnection {
         return try results(after: PQgetResult(handle), operation: operation)
     }
 
-    /// Copies results into Swift and clears them, from `first` until libpq has no more; the last
-    /// one wins (`execute` runs several statements). The first error wins too: when the server
-    /// ends a session, libpq follows its FATAL (with SQLSTATE 57P01) by a result of its own
+    /// Takes results from `first` until libpq has no more, clearing all but the rows returned;
+    /// the last one wins (`execute` runs several statements). The first error wins too: when the
+    /// server ends a session, libpq follows its FATAL (with SQLSTATE 57P01) by a result of its own
     /// ("server closed the connection unexpectedly") that has no SQLSTATE.
     private func results(
         after first: OpaquePointer?, operation: PostgresError.Kind
@@ -433,14 +434,15 @@ public final class PostgresConnection {
             let status = PQresultStatus(result)
             switch status {
             case PGRES_TUPLES_OK, PGRES_COMMAND_OK, PGRES_EMPTY_QUERY:
-                rows = Self.copyRows(result)
+                rows = PostgresRows(taking: result)
             case PGRES_COPY_IN, PGRES_COPY_OUT, PGRES_COPY_BOTH:
                 refusedCopy = true
                 abandonCopy(status)
+                PQclear(result)
             default:
                 diagnostics = diagnostics ?? Diagnostics(result)
+                PQclear(result)
             }
-            PQclear(result)
             next = PQgetResult(handle)
         }
         if refusedCopy {
@@ -453,31 +455,8 @@ public final class PostgresConnection {
         return rows
     }
 
-    static func copyRows(_ result: OpaquePointer) -> PostgresRows {
-        let columnCount = PQnfields(result)
-        let rowCount = PQntuples(result)
-        let columns = (0..<columnCount).map { String(cString: PQfname(result, $0)) }
-        var values = PostgresRows.Values.Builder(
-            capacity: Int(rowCount) * Int(columnCount),
-            textCapacity: Int(rowCount) * Int(columnCount) * 8)
-        for row in 0..<rowCount {
-            for column in 0..<columnCount {
-                if PQgetisnull(result, row, column) == 1 {
-                    values.appendNull()
-                    continue
-                }
-                let length = Int(PQgetlength(result, row, column))
-                PQgetvalue(result, row, column)!.withMemoryRebound(
-                    to: UInt8.self, capacity: length
-                ) { values.append(UnsafeBufferPointer(start: $0, count: length)) }
-            }
-        }
-        return PostgresRows(
-            columns: columns, values: PostgresRows.Values(values),
-            affectedRows: affectedRows(result), commandTag: String(cString: PQcmdStatus(result)))
-    }
-
-    private static func affectedRows(_ result: OpaquePointer) -> Int {
+    /// The row count from a result's command tag (`PQcmdTuples`); 0 when it gives none.
+    static func affectedRows(_ result: OpaquePointer) -> Int {
         Int(String(cString: PQcmdTuples(result))) ?? 0
     }
 

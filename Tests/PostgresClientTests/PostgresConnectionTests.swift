@@ -102,6 +102,25 @@ import Testing
         #expect(numbers[0].int("padded") == 42)
     }
 
+    /// Rows own libpq's result: they stay readable after the connection's later statements,
+    /// after the connection is gone and from another thread, and a row kept alone keeps it.
+    @Test func rowsOutliveTheirConnectionAndCrossThreads() async throws {
+        var connection: PostgresConnection? = try connect()
+        var rows: PostgresRows? = try connection!.query(
+            "SELECT n, repeat('v', n) AS text, NULLIF(n, 2) AS maybe FROM generate_series(1, 3) n")
+        _ = try connection!.query("SELECT 'another result' AS a")
+        try connection!.execute("SELECT 1; SELECT 2")
+        connection = nil
+        #expect(rows!.map { $0["text"] } == ["v", "vv", "vvv"])
+        #expect(rows!.map { $0.int("maybe") } == [1, nil, 3])
+        let result = rows!
+        let read = await Task.detached { result.map { $0.int(0) } }.value
+        #expect(read == [1, 2, 3])
+        let kept = rows![2]
+        rows = nil
+        #expect(kept["text"] == "vvv" && kept.int("n") == 3 && kept["maybe"] == "3")
+    }
+
     @Test func executeRunsSeveralStatementsAndSilencesNotices() throws {
         let connection = try connect()
         try connection.execute(
