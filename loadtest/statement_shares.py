@@ -31,7 +31,8 @@ def figures(path):
         "rps": number(r"rps=([\d.]+)"),
         "per_commit": number(r"([\d.]+) per group commit"),
         "claim": both("WITH claimed"),
-        "events": both("INSERT INTO events"),
+        # Groups over 200 events send their raw rows by COPY instead.
+        "events": both("INSERT INTO events") + statement("query", "COPY events"),
         "deltas": both("INSERT INTO report_deltas"),
         "commit": statement("execute", "COMMIT"),
         "all": number(r"^all statements\s+([\d.]+)"),

@@ -6,9 +6,9 @@ import Foundation
 /// A value is read from the result when asked for: a `String` is made only for a value read as
 /// one, and numbers, booleans and timestamps are read from its bytes. The result is kept, not
 /// copied: copying every value out first cost the collector 2.8 % more instructions per event
-/// of 50-event batches (`loadtest/callgrind.sh`), most values being read once or never. libpq's
-/// results are read-only once made, so one may be read from any thread (libpq's documentation,
-/// "Behavior in Threaded Programs").
+/// of 50-event batches (`loadtest/callgrind.sh`), most values being read once or never. A
+/// libpq result that nobody modifies (this module never calls `PQsetvalue` and its kind) may be
+/// read from any thread (libpq's documentation, "Behavior in Threaded Programs").
 public struct PostgresRows: RandomAccessCollection, Sendable {
     /// Column names in result order.
     public let columns: [String]
