@@ -12,15 +12,18 @@
 #       stored report; by default 20 M reports in the raw log and the keys, 2,000 messages.
 #       Every index is keyed by app first, so state stored under another app would leave the
 #       load's inserts in a corner of each index of their own, as on an empty database;
-#   (3) after a checkpoint and a sync, ingests the same load again on top of it: events/s, and
-#       the ratio to (1);
+#   (3) after a checkpoint and a sync (and with PREWARM=1, the indexes ingestion writes read
+#       into the buffers: loadtest/cost_state.sh, prewarm_ingestion_indexes), ingests the same
+#       load again on top of it: events/s, and the ratio to (1);
 #   (4) times REQUESTS campaign reports of the benchmark campaign (median, p90);
 # and prints the two targets: (3)/(1) >= 0.8 and the report median <= 20 ms.
 # PostgreSQL runs with shared_buffers at a quarter of the memory, in huge pages (below). For each
-# run it prints PostgreSQL's and the collector's CPU per event too. Figures, not a test:
+# run it prints PostgreSQL's and the collector's CPU per event too, and the blocks PostgreSQL read
+# into its buffers per event. Figures, not a test:
 # it exits 0. Environment: PG_SETTINGS (loadtest/fresh.sh), DURATION (20), BATCH (50), DELIVERIES
-# (10,000,000), PER_MESSAGE (2,600), REQUESTS (100), HUGE_PAGES (1, below), STATEMENTS (0; 1:
-# PostgreSQL's CPU by statement in (1) and (3) side by side, loadtest/statement_stats.py).
+# (10,000,000), PER_MESSAGE (2,600), REQUESTS (100), HUGE_PAGES (1, below), PREWARM (0, above),
+# TRUNCATE_DELTAS (1, loadtest/cost_state.sh), STATEMENTS (0; 1: PostgreSQL's CPU by statement
+# in (1) and (3) side by side, loadtest/statement_stats.py).
 # Loading the default state takes some 15 minutes on the 2-core machine; DELIVERIES=1000000
 # PER_MESSAGE=300 is a quick look.
 set -euo pipefail
@@ -47,7 +50,8 @@ stop_server() {
 
 start_server
 echo "cost: (1) ingestion into the empty database, ${DURATION}s of $BATCH-event requests" >&2
-read -r empty_rate empty_fpi empty_wal empty_checkpoints empty_pg empty_collector <<<"$(ingest empty)"
+read -r empty_rate empty_fpi empty_wal empty_checkpoints empty_pg empty_collector empty_blocks \
+    <<<"$(ingest empty)"
 stop_server
 
 echo "cost: (2) loading the stored state ($DELIVERIES + $((1980 * PER_MESSAGE)) deliveries)" >&2
@@ -55,11 +59,19 @@ load_start=$(date +%s)
 load_stored_state "$stored_app" "$load_app"
 load_s=$(($(date +%s) - load_start))
 buffers="$(psql "$DATABASE_URL" -tAc "SHOW shared_buffers"), ${huge_pages_held:-no} huge pages"
-state=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM report_keys), (SELECT count(*) FROM deliveries), (SELECT count(*) FROM messages), pg_database_size(current_database())")
+prewarmed=none
+if [[ ${PREWARM:-0} == 1 ]]; then
+    prewarm_s=$(date +%s)
+    blocks=$(prewarm_ingestion_indexes)
+    prewarmed="$((blocks * 8 / 1024)) MB in $(($(date +%s) - prewarm_s)) s"
+    echo "cost: read the indexes ingestion writes into the buffers: $prewarmed" >&2
+fi
+state=$(psql "$DATABASE_URL" -tA -F' ' -c "SELECT (SELECT count(*) FROM events), (SELECT count(*) FROM report_keys), (SELECT count(*) FROM deliveries), (SELECT count(*) FROM messages), pg_database_size(current_database()), pg_relation_size('report_deltas')")
 
 start_server
 echo "cost: (3) the same ingestion on top of it" >&2
-read -r stored_rate stored_fpi stored_wal stored_checkpoints stored_pg stored_collector <<<"$(ingest stored)"
+read -r stored_rate stored_fpi stored_wal stored_checkpoints stored_pg stored_collector stored_blocks \
+    <<<"$(ingest stored)"
 
 echo "cost: (4) $REQUESTS campaign reports at $DELIVERIES deliveries" >&2
 wait_packed
@@ -67,28 +79,30 @@ get_times /api/v1/reports/campaigns/bench "$work/report.txt"
 delivered=$(curl -sf -H "Authorization: Bearer $token" "http://127.0.0.1:$http_port/api/v1/reports/campaigns/bench" | json_field delivered)
 
 python3 - "$empty_rate" "$stored_rate" "$state" "$load_s" "$work/report.txt" "$delivered" \
-    "$empty_fpi $empty_wal $empty_checkpoints $empty_pg $empty_collector" \
-    "$stored_fpi $stored_wal $stored_checkpoints $stored_pg $stored_collector" "$DURATION" \
-    "$buffers" <<'PY'
+    "$empty_fpi $empty_wal $empty_checkpoints $empty_pg $empty_collector $empty_blocks" \
+    "$stored_fpi $stored_wal $stored_checkpoints $stored_pg $stored_collector $stored_blocks" \
+    "$DURATION" "$buffers" "$prewarmed" <<'PY'
 import os, statistics, sys
 empty, stored = int(sys.argv[1]), int(sys.argv[2])
 wal = {"(1)": sys.argv[7].split(), "(3)": sys.argv[8].split()}
-events, keys, deliveries, messages, size = map(int, sys.argv[3].split())
+events, keys, deliveries, messages, size, deltas = map(int, sys.argv[3].split())
 times = sorted(float(line) * 1000 for line in open(sys.argv[5]) if line.strip())
 median, p90 = statistics.median(times), times[int(len(times) * 0.9) - 1]
 ratio = stored / empty if empty else 0
 print()
 print(f"stored state: {events:,} raw events, {keys:,} report keys, {deliveries:,} deliveries, "
-      f"{messages:,} messages, {size / 2**30:.1f} GiB; loaded in {sys.argv[4]} s; "
-      f"shared_buffers {sys.argv[10]}")
+      f"{messages:,} messages, {size / 2**30:.1f} GiB (the rollup delta table {deltas / 2**20:,.0f} MB); "
+      f"loaded in {sys.argv[4]} s; "
+      f"shared_buffers {sys.argv[10]}; indexes read into the buffers before (3): {sys.argv[11]}")
 print()
 print(f"{'figure':52} {'value':>12}")
 print(f"{'(1) ingestion, empty database (events/s)':52} {empty:>12,}")
 print(f"{'(3) ingestion, with the stored state (events/s)':52} {stored:>12,}")
-for run, (fpi, wal_bytes, checkpoints, pg, collector) in wal.items():
+for run, (fpi, wal_bytes, checkpoints, pg, collector, blocks) in wal.items():
     print(f"{run + ' WAL per event: full-page images, bytes':52} {fpi:>6} {int(wal_bytes):>5,}")
     print(f"{run + ' checkpoints in ' + sys.argv[9] + ' s':52} {int(checkpoints):>12}")
     print(f"{run + ' CPU per event: PostgreSQL, collector (µs)':52} {pg:>6} {collector:>5}")
+    print(f"{run + ' blocks read into the buffers per event':52} {blocks:>12}")
 print(f"{'(4) campaign report at ' + format(int(sys.argv[6]), ',') + ' delivered, median':52} {median:>10.2f}ms")
 print(f"{'(4) p90':52} {p90:>10.2f}ms")
 print()
@@ -101,7 +115,8 @@ if summary:
         for row in [
             ("cost curve", "ingestion with the stored state / empty", f"{ratio:.2f}",
              f"{stored:,} / {empty:,} events/s",
-             f"{events:,} reports stored, shared_buffers {sys.argv[10]}", ">= 0.8",
+             f"{events:,} reports stored, shared_buffers {sys.argv[10]}, prewarmed {sys.argv[11]}",
+             ">= 0.8",
              "pass" if ratio >= 0.8 else "FAIL"),
             ("cost curve", "campaign report median, stored state", f"{median:.2f} ms",
              f"{int(sys.argv[6]):,} delivered", "", "<= 20 ms", "pass" if median <= 20 else "FAIL"),

@@ -1,7 +1,8 @@
 # Sourced (before loadtest/fresh.sh) by loadtest/cost_curve.sh and loadtest/huge_pages.sh: the
 # cost curve's load, its stored state and PostgreSQL's buffers for it.
-# Reads DURATION (20), BATCH (50), DELIVERIES (10,000,000), PER_MESSAGE (2,600), STATEMENTS and
-# PG_SETTINGS from the environment, and key (the load app's write key) when ingest runs.
+# Reads DURATION (20), BATCH (50), DELIVERIES (10,000,000), PER_MESSAGE (2,600), STATEMENTS,
+# TRUNCATE_DELTAS (1, load_stored_state) and PG_SETTINGS from the environment, and key (the load
+# app's write key) when ingest runs.
 # shellcheck shell=bash
 DURATION=${DURATION:-20}
 BATCH=${BATCH:-50}
@@ -19,9 +20,12 @@ PG_SETTINGS="shared_buffers=${quarter_mb}MB ${PG_SETTINGS:-}"
 # second (counted in the raw table, after the writers have answered every request), then what
 # PostgreSQL wrote meanwhile: full-page images and bytes of WAL per event, and the checkpoints;
 # then the CPU per event of PostgreSQL (every process of the cluster) and of the collector, in
-# µs. With STATEMENTS=1, PostgreSQL logs the rusage of every statement meanwhile
-# (log_statement_stats, as loadtest/statement_cpu.sh; it costs some of the rate, in both runs),
-# kept in $work/statements-$1.log with the events in $work/statements-$1.events.
+# µs, then the blocks PostgreSQL read into its buffers per event (pg_stat_database's blks_read:
+# from the kernel's page cache or the disk; a backend reports its counts within a second, so
+# the last second's may be missing). With STATEMENTS=1, PostgreSQL logs the rusage of every
+# statement meanwhile (log_statement_stats, as loadtest/statement_cpu.sh; it costs some of the
+# rate, in both runs), kept in $work/statements-$1.log with the events in
+# $work/statements-$1.events.
 ingest() {
     local before after pg0 collector0 pg1 collector1
     PT_KEY=$key PT_BATCH=$BATCH wrk -t2 -c64 -d3s -s loadtest/events.lua "http://127.0.0.1:$http_port" >/dev/null
@@ -44,15 +48,28 @@ ingest() {
     [[ ${STATEMENTS:-0} == 0 ]] || echo $((${after%% *} - ${before%% *})) >"$work/statements-$1.events"
     python3 - "$before" "$after" "$DURATION" "$pg1 $pg0" "$collector1 $collector0" <<'PY'
 import sys
-(e0, f0, w0, c0), (e1, f1, w1, c1) = (map(int, a.split()) for a in sys.argv[1:3])
+(e0, f0, w0, c0, r0), (e1, f1, w1, c1, r1) = (map(int, a.split()) for a in sys.argv[1:3])
 events = e1 - e0
 pg, collector = ((float(a) - float(b)) / events * 1e6 for a, b in (x.split() for x in sys.argv[4:6]))
 print(round(events / int(sys.argv[3])), f"{(f1 - f0) / events:.2f}", (w1 - w0) // events, c1 - c0,
-      f"{pg:.1f}", f"{collector:.1f}")
+      f"{pg:.1f}", f"{collector:.1f}", f"{(r1 - r0) / events:.2f}")
 PY
 }
 written="SELECT (SELECT count(*) FROM events), wal_fpi, wal_bytes::bigint,
-                (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter) FROM pg_stat_wal"
+                (SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter),
+                (SELECT blks_read FROM pg_stat_database WHERE datname = current_database())
+           FROM pg_stat_wal"
+
+# Reads the indexes that ingestion writes into PostgreSQL's buffers (pg_prewarm): the app's
+# report keys, the deliveries, the messages and the raw log's partitions. A server that has
+# ingested for weeks holds them there, since every claim, merge and raw row touches a random
+# page of each; one whose state was just loaded by SQL holds whatever the load touched last.
+# Prints the blocks read.
+prewarm_ingestion_indexes() {
+    psql "$DATABASE_URL" -qc "CREATE EXTENSION IF NOT EXISTS pg_prewarm"
+    psql "$DATABASE_URL" -qtAc "SELECT sum(pg_prewarm(i.indexrelid)) FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
+                                WHERE t.relname IN ('report_keys', 'deliveries', 'messages') OR t.relname LIKE 'events_p%'"
+}
 
 # Loads the stored state with SQL, not HTTP: the report benchmark's campaign at DELIVERIES
 # deliveries in app $1 (loadtest/report_bench.sql, with its aggregates and raw events: an app of
@@ -67,6 +84,12 @@ load_stored_state() {
     psql "$DATABASE_URL" -q -v app="$1" -v t0="$t0" -v deliveries="$DELIVERIES" -v conversions=false \
         -f loadtest/report_bench.sql
     psql "$DATABASE_URL" -qtAc "SELECT pushtrack_compact_report_deltas() + pushtrack_compact_delivery_deltas()" >/dev/null
+    # That fold emptied a rollup delta table of millions of rows. Its empty pages would stay
+    # (vacuum_truncate is off for it, sql/013), and each part's fold in (3) would read them all
+    # (219 MB at DELIVERIES=1000000; at the default, the fold cost 16.8 µs of PostgreSQL's CPU
+    # per event more in (3) than in (1), 2026-12-08). A server that folds every second never
+    # grows the table so: this gives its pages back, as before (1). (TRUNCATE_DELTAS=0: not.)
+    [[ ${TRUNCATE_DELTAS:-1} == 0 ]] || psql "$DATABASE_URL" -qc "VACUUM (TRUNCATE) report_deltas"
     psql "$DATABASE_URL" -q -v app="$2" -v t0="$t0" -v per_message="$PER_MESSAGE" -f loadtest/cost_curve.sql
     # A database that grew over weeks has its pages on disk; one loaded in minutes has gigabytes
     # of them still to write, and the kernel writing them back takes CPU from the next run (bo

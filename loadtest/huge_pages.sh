@@ -23,7 +23,6 @@ load_json=$("$bin" app create load --format json)
 key=$(json_field writeKey <<<"$load_json")
 echo "huge pages: loading the stored state" >&2
 load_stored_state "$(create_app stored appId)" "$(json_field appId <<<"$load_json")"
-psql "$DATABASE_URL" -qc "CREATE EXTENSION IF NOT EXISTS pg_prewarm"
 
 : >"$work/runs"
 autovacuums="SELECT sum(autovacuum_count + autoanalyze_count) FROM pg_stat_user_tables"
@@ -36,12 +35,11 @@ for setting in $ORDER; do
     scripts/pg.sh stop "$work/pg" fast
     scripts/pg.sh start "$work/pg" "$pg_port"
     held=$(huge_pages_in_use)
-    psql "$DATABASE_URL" -qtAc "SELECT sum(pg_prewarm(i.indexrelid)) FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid
-                                WHERE t.relname IN ('report_keys', 'deliveries', 'messages') OR t.relname LIKE 'events_p%'" >/dev/null
+    prewarm_ingestion_indexes >/dev/null
     start_server
     echo "huge pages: huge_pages = $setting ($held huge pages held), ${DURATION}s" >&2
     vacuums0=$(psql "$DATABASE_URL" -tAc "$autovacuums")
-    read -r rate fpi wal checkpoints pg collector <<<"$(ingest "$setting")"
+    read -r rate fpi wal checkpoints pg collector _ <<<"$(ingest "$setting")"
     vacuums=$(($(psql "$DATABASE_URL" -tAc "$autovacuums") - vacuums0))
     echo "$setting $rate $fpi $wal $checkpoints $pg $collector $held $vacuums" | tee -a "$work/runs" >&2
     kill "$server_pid" && wait "$server_pid" 2>/dev/null || true
